@@ -1,0 +1,157 @@
+"""Turn → Chunk: render each block, split it near 1,200 characters, give each piece a stable id.
+
+Pure: no I/O. The split rule and the id scheme match the Rust reference (huggingface/funes,
+`src/chunk.rs`), so memories built by either produce the same chunk ids:
+
+* render: `tool_use` → `[tool_use <name>] <text>`; `tool_result` → `[tool_result <name>] <text>`
+  (`[tool_result] <text>` when the name is unknown); other blocks unchanged;
+* split (lengths in code points): ≤ size → one piece; else windows of `size`; cut at the last
+  newline past the window's midpoint, else the last space past it, else hard; the next window
+  starts `overlap` characters before the cut (always advancing); pieces are stripped;
+* id = first 16 hex of sha1("{session_id}:{turn_id}:{block_idx}:{split_idx}"), where
+  `block_idx` counts every block of the turn, filtered or not.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from funes.settings import CHUNK
+from funes.traces import Block, BlockType, Harness, Role, Turn
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """One indexed piece of a block, with the provenance of its turn."""
+
+    id: str
+    text: str
+    session_id: str
+    turn_id: str
+    seq: int
+    ts: str
+    role: Role
+    block_type: BlockType
+    block_idx: int
+    split_idx: int
+    harness: Harness
+    workdir: str
+    source_path: str
+    tool_name: str | None = None
+    parent_id: str | None = None
+    cwd: str | None = None
+    git_branch: str | None = None
+    host: str | None = None
+    parent_session_id: str | None = None
+    scaffold: bool = False
+
+
+def chunk_id(session_id: str, turn_id: str, block_idx: int, split_idx: int) -> str:
+    """First 16 hex characters of sha1 over `session:turn:block_idx:split_idx`."""
+    key = f"{session_id}:{turn_id}:{block_idx}:{split_idx}"
+    return hashlib.sha1(key.encode("utf-8")).hexdigest()[:16]
+
+
+def render_block(block: Block) -> str:
+    """The indexed text of a block (tool blocks carry their tool name in front)."""
+    if block.type is BlockType.TOOL_USE:
+        return f"[tool_use {block.tool_name or 'None'}] {block.text}".strip()
+    if block.type is BlockType.TOOL_RESULT:
+        head = f"[tool_result {block.tool_name}]" if block.tool_name else "[tool_result]"
+        return f"{head} {block.text}".strip()
+    return block.text
+
+
+def split_text(text: str, *, size: int = CHUNK.size, overlap: int = CHUNK.overlap) -> list[str]:
+    """Split `text` into pieces of at most `size` code points (see module docstring)."""
+    text = text.strip()
+    if not text:
+        return []
+    if len(text) <= size:
+        return [text]
+    pieces: list[str] = []
+    start, n = 0, len(text)
+    while start < n:
+        end = min(start + size, n)
+        if end < n:
+            mid = start + size // 2
+            cut = text.rfind("\n", start, end)
+            if cut <= mid:
+                cut = text.rfind(" ", start, end)
+            if cut > mid:
+                end = cut
+        piece = text[start:end].strip()
+        if piece:
+            pieces.append(piece)
+        if end >= n:
+            break
+        start = max(end - overlap, start + 1)
+    return pieces
+
+
+def chunk_turn(
+    turn: Turn,
+    *,
+    types: Iterable[BlockType] | None = None,
+    host: str | None = None,
+) -> Iterator[Chunk]:
+    """The chunks of one turn, in block then split order.
+
+    Args:
+        turn: the turn (its block texts are indexed as they are: redact before calling).
+        types: only blocks of these types (None = all); block_idx still counts every block.
+        host: the indexing host, used when the turn does not record one.
+    """
+    wanted = set(types) if types is not None else None
+    workdir = turn.workdir
+    for block_idx, block in enumerate(turn.blocks):
+        if wanted is not None and block.type not in wanted:
+            continue
+        for split_idx, piece in enumerate(split_text(render_block(block))):
+            yield Chunk(
+                id=chunk_id(turn.session_id, turn.turn_id, block_idx, split_idx),
+                text=piece,
+                session_id=turn.session_id,
+                turn_id=turn.turn_id,
+                seq=turn.seq,
+                ts=turn.ts,
+                role=turn.role,
+                block_type=block.type,
+                block_idx=block_idx,
+                split_idx=split_idx,
+                harness=turn.harness,
+                workdir=workdir,
+                source_path=turn.source_path,
+                tool_name=block.tool_name,
+                parent_id=turn.parent_id,
+                cwd=turn.cwd,
+                git_branch=turn.git_branch,
+                host=turn.host or host,
+                parent_session_id=turn.parent_session_id,
+                scaffold=turn.scaffold,
+            )
+
+
+def reassemble(pieces: list[str], *, overlap: int = CHUNK.overlap) -> str:
+    """Rebuild a block from its split pieces (in split order), removing the overlaps.
+
+    Each piece after the first starts up to `overlap` characters (plus stripped whitespace)
+    before the previous one ended; the longest suffix of the text so far that is a prefix of
+    the next piece is dropped from it.
+    """
+    if not pieces:
+        return ""
+    out = pieces[0]
+    for piece in pieces[1:]:
+        best = 0
+        limit = min(len(out), len(piece), overlap + 1)
+        for k in range(limit, 0, -1):
+            if out.endswith(piece[:k]):
+                best = k
+                break
+        rest = piece[best:]
+        sep = "" if best else ("\n" if not out.endswith((" ", "\n")) else "")
+        out = out + sep + rest
+    return out

@@ -1,0 +1,72 @@
+"""The click adapter: parse → commands → render → exit code. The one error boundary of the CLI.
+
+Results go to stdout; progress, warnings and errors go to stderr. A FunesError becomes
+`funes: <message>` (+ `hint: …`) on stderr and its exit code (1; 75 when the memory is locked;
+2 when a push was refused for secrets).
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import traceback
+
+import click
+
+from funes import __version__
+from funes.cli.common import pass_runtime
+from funes.cli.index import index
+from funes.cli.read import get, recall, status
+from funes.errors import FunesError
+
+__all__ = ["cli", "main", "pass_runtime"]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="funes")
+@click.option("--debug", is_flag=True, help="Show tracebacks and debug logs on stderr.")
+@click.pass_context
+def cli(ctx: click.Context, debug: bool) -> None:
+    """funes: durable, local-first memory for AI coding agents.
+
+    Index the transcripts Claude Code, Codex, pi and Hermes leave on disk, then recall raw
+    passages from them with exact provenance.
+    """
+    ctx.ensure_object(dict)
+    ctx.obj["debug"] = debug
+    logging.basicConfig(
+        level=logging.DEBUG if debug else logging.WARNING,
+        format="funes: %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+
+
+for command in (index, recall, get, status):
+    cli.add_command(command)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of the `funes` console script."""
+    debug = "--debug" in (argv if argv is not None else sys.argv[1:])
+    try:
+        cli.main(args=argv, prog_name="funes", standalone_mode=False)
+    except FunesError as exc:
+        if debug:
+            traceback.print_exc()
+        click.echo(f"funes: {exc.message}", err=True)
+        if exc.hint:
+            click.echo(f"  hint: {exc.hint}", err=True)
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        click.echo("funes: aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except BrokenPipeError:
+        sys.exit(0)
+    sys.exit(0)

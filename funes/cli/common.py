@@ -1,0 +1,76 @@
+"""Shared CLI pieces: the Runtime, output-format choice, the harness/type option types."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from functools import wraps
+from typing import Any, TypeVar
+
+import click
+
+from funes.commands.runtime import Runtime
+from funes.traces import BlockType, Harness
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def pass_runtime(func: F) -> F:
+    """Inject a Runtime (built once per process, on first use) as the first argument."""
+
+    @click.pass_context
+    @wraps(func)
+    def wrapper(ctx: click.Context, *args: Any, **kwargs: Any) -> Any:
+        root = ctx.find_root()
+        root.ensure_object(dict)
+        if "runtime" not in root.obj:
+            root.obj["runtime"] = Runtime.resolve()
+        return func(root.obj["runtime"], *args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+class HarnessType(click.ParamType):
+    name = "harness"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Harness:
+        if isinstance(value, Harness):
+            return value
+        try:
+            harness = Harness.parse(str(value))
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+        assert harness is not None
+        return harness
+
+
+class BlockTypeType(click.ParamType):
+    name = "type"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> BlockType:
+        try:
+            return BlockType(str(value).strip().lower())
+        except ValueError:
+            self.fail(f"unknown block type {value!r} (expected text, thinking, tool_use or tool_result)", param, ctx)
+
+
+def wants_human(fmt: str | None) -> bool:
+    """Human rendering only when asked, or when both stdin and stdout are terminals."""
+    if fmt is not None:
+        return fmt == "human"
+    return sys.stdin.isatty() and sys.stdout.isatty()
+
+
+format_option = click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["human", "agent"]),
+    default=None,
+    help="Output format (default: human at a terminal, else agent).",
+)
+memory_option = click.option(
+    "--memory",
+    default=None,
+    metavar="MEMORY",
+    help="local (default), a path to a memory, org/repo, or hf://datasets/org/repo.",
+)

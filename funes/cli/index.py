@@ -1,0 +1,101 @@
+"""`funes index [PATH]`: index agent sessions into the local memory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from funes.cli.common import HarnessType, memory_option, pass_runtime
+from funes.commands.index import IndexOutcome, IndexRequest, run_index
+from funes.commands.memory import parse_memory
+from funes.commands.runtime import Runtime
+from funes.ingest import Progress as IndexProgress
+from funes.traces import Harness
+
+TIER_NAMES = ("text", "tool calls", "tool output")
+
+
+@click.command()
+@click.argument("path", required=False, type=click.Path(path_type=Path))
+@click.option("--harness", type=HarnessType(), help="Only this agent: claude, codex, pi or hermes.")
+@click.option("--limit", type=click.IntRange(min=0), default=None, help="Index at most N sessions.")
+@click.option("--no-thinking", is_flag=True, help="Do not index thinking blocks.")
+@click.option("--yes", "-y", is_flag=True, help="No time budget: index everything owed now.")
+@memory_option
+@pass_runtime
+def index(
+    rt: Runtime,
+    path: Path | None,
+    harness: Harness | None,
+    limit: int | None,
+    no_thinking: bool,
+    yes: bool,
+    memory: str | None,
+) -> None:
+    """Index agent sessions (all agents found, or PATH) into the memory.
+
+    Without PATH, sweeps Claude Code, Codex, pi and Hermes sessions (honouring
+    CLAUDE_CONFIG_DIR, CODEX_HOME, PI_CODING_AGENT_DIR, HERMES_HOME), prose first, then tool
+    calls, then tool output, within about a minute unless --yes. PATH may be a transcript,
+    a directory of transcripts, a Hermes state.db or an agent-traces .parquet file.
+    """
+    console = Console(stderr=True)
+    request = IndexRequest(path=path, harness=harness, limit=limit, include_thinking=not no_thinking, unbudgeted=yes)
+    ref = parse_memory(memory, rt)
+    with Progress(
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+        disable=not console.is_terminal,
+    ) as bar:
+        tasks: dict[int, object] = {}
+
+        def on_progress(event: IndexProgress) -> None:
+            if event.tier not in tasks:
+                tasks[event.tier] = bar.add_task(f"indexing {TIER_NAMES[min(event.tier, 2)]}", total=event.total)
+            bar.update(tasks[event.tier], completed=event.done)  # type: ignore[arg-type]
+
+        outcome = run_index(rt, ref, request, progress=on_progress)
+    _summary(console, outcome)
+
+
+def _summary(console: Console, outcome: IndexOutcome) -> None:
+    r = outcome.report
+    if r.units_seen == 0:
+        console.print("no agent sessions found (Claude Code, Codex, pi, Hermes); nothing to index")
+        return
+    parts = [
+        f"indexed {r.chunks_written} new chunks from {r.units_indexed} of {r.units_seen} session files",
+        f"({r.units_unchanged} unchanged, {r.turns} turns read) in {r.elapsed_s:.1f}s",
+    ]
+    console.print(" ".join(parts), highlight=False)
+    if r.per_harness:
+        console.print("  " + ", ".join(f"{h}: {n}" for h, n in sorted(r.per_harness.items())), highlight=False)
+    skipped = r.read
+    bad = {
+        "corrupt records": skipped.corrupt_records,
+        "unknown records": skipped.unknown_records,
+        "oversized lines": skipped.oversized_records,
+        "lines with invalid UTF-8": skipped.invalid_utf8,
+    }
+    noted = ", ".join(f"{n} {what}" for what, n in bad.items() if n)
+    if noted:
+        console.print(f"  skipped: {noted}", highlight=False)
+    if skipped.truncated_tail:
+        console.print("  a transcript was still being written: its last line is picked up next time", highlight=False)
+    if r.redactions:
+        console.print(f"  redacted {r.redactions} secrets", highlight=False)
+    if r.vectors_backfilled:
+        console.print(f"  embedded {r.vectors_backfilled} chunks that had no vector", highlight=False)
+    for failure in r.failures:
+        console.print(f"  [yellow]failed[/]: {failure.key}: {failure.error} (retried next run)", highlight=False)
+    if r.budget_exhausted:
+        console.print(f"  time budget reached: {r.units_pending} session files left; run `funes index --yes` to finish", highlight=False)
+    if not outcome.vectors:
+        console.print(f"  [yellow]warning[/]: vector search unavailable ({outcome.vectors_note}); lexical only", highlight=False)

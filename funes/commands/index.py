@@ -1,0 +1,90 @@
+"""`funes index`: sweep the agents' session directories (or one path) into the memory."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from funes.commands.memory import MemoryRef, open_for_write
+from funes.commands.runtime import Runtime
+from funes.errors import UsageError
+from funes.ingest import IndexJob, IndexReport, Progress, index
+from funes.redact import default_scanner
+from funes.settings import INDEX, IndexParams
+from funes.traces import Harness, TraceSource, discover, sources_for_path
+
+
+@dataclass(frozen=True, slots=True)
+class IndexRequest:
+    path: Path | None = None
+    harness: Harness | None = None
+    limit: int | None = None
+    include_thinking: bool = True
+    unbudgeted: bool = False  # --yes, or an explicit path: no wall-clock budget
+
+
+@dataclass(slots=True)
+class IndexOutcome:
+    report: IndexReport
+    sources: list[str]
+    memory: str
+    model_id: str | None
+    vectors: bool
+    vectors_note: str | None
+
+
+def sources_for(rt: Runtime, request: IndexRequest) -> list[TraceSource]:
+    if request.path is not None:
+        if not request.path.exists():
+            raise UsageError(f"no such file or directory: {request.path}")
+        return sources_for_path(request.path, request.harness)
+    return discover(rt.homes, request.harness)
+
+
+def run_index(
+    rt: Runtime,
+    memory: MemoryRef,
+    request: IndexRequest,
+    *,
+    progress: Callable[[Progress], None] | None = None,
+) -> IndexOutcome:
+    """Index what the request names into `memory` (see IndexRequest).
+
+    Raises StoreLocked when another writer holds the memory, IncompatibleStore when the memory
+    was built with another embedding model.
+    """
+    sources = sources_for(rt, request)
+    unbudgeted = request.unbudgeted or request.path is not None
+    params: IndexParams = replace(
+        INDEX,
+        budget_s=0.0 if unbudgeted else INDEX.budget_s,
+        include_thinking=request.include_thinking,
+        limit=request.limit,
+    )
+    store = open_for_write(rt, memory)
+    try:
+        with store.writing():
+            spec = rt.embedder_spec_for(store.model_id)
+            store.check_model(spec.model_id)
+            embedder = rt.embedder(spec) if store.vectors_available else None
+            job = IndexJob(
+                store=store,
+                embedder=embedder,
+                scanner=default_scanner(),
+                params=params,
+                host=rt.host,
+                progress=progress,
+                all_tiers_at_once=unbudgeted,
+            )
+            report = index(sources, job)
+        return IndexOutcome(
+            report=report,
+            sources=[s.harness.value for s in sources],
+            memory=memory.label,
+            model_id=store.model_id,
+            vectors=store.vectors_available,
+            vectors_note=store.vectors_unavailable_reason,
+        )
+    finally:
+        store.close()

@@ -1,0 +1,83 @@
+"""`funes recall` and `funes get`: read a memory, return structured results (never printed here)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from funes.commands.memory import MemoryRef, open_for_read
+from funes.commands.runtime import Runtime
+from funes.retrieval import RecallResult, TurnView, get_turns, recall
+from funes.settings import RECALL, RecallParams
+from funes.store import Filters
+from funes.traces import BlockType, Harness
+
+
+@dataclass(frozen=True, slots=True)
+class RecallRequest:
+    query: str
+    params: RecallParams = RECALL
+    block_type: BlockType | None = None
+    harness: Harness | None = None
+
+
+@dataclass(slots=True)
+class RecallOutcome:
+    result: RecallResult
+    memory: str  # the label of the memory actually read (what `→ get` lines carry)
+
+
+def run_recall(
+    rt: Runtime,
+    memory: MemoryRef,
+    request: RecallRequest,
+    *,
+    progress: Callable[[str], None] | None = None,
+) -> RecallOutcome:
+    """Recall passages for the request from `memory`.
+
+    Raises NoIndex / StoreError / IncompatibleStore / RemoteError from opening the memory,
+    and ModelUnavailable when the memory's embedding model cannot be loaded.
+    """
+    store = open_for_read(rt, memory)
+    try:
+        spec = rt.embedder_spec_for(store.model_id)
+        store.check_model(spec.model_id)
+        embedder = rt.embedder(spec) if store.vectors_available and store.model_id else None
+        reranker = rt.reranker() if request.params.rerank else None
+        filters = Filters(
+            harness=request.harness.value if request.harness else None,
+            block_type=request.block_type.value if request.block_type else None,
+        )
+        result = recall(
+            store,
+            request.query,
+            embedder=embedder,
+            reranker=reranker,
+            params=request.params,
+            filters=filters,
+            progress=progress,
+        )
+        if request.params.rerank and reranker is None and rt.models.reranker != "none" and rt.reranker_note:
+            result.notes.append(f"reranker unavailable ({rt.reranker_note}): fused order kept")
+        return RecallOutcome(result, memory.label)
+    finally:
+        store.close()
+
+
+@dataclass(slots=True)
+class GetOutcome:
+    turns: list[TurnView]
+    session_id: str
+    turn_id: str
+    memory: str
+
+
+def run_get(rt: Runtime, memory: MemoryRef, session_id: str, turn_id: str, *, window: int) -> GetOutcome:
+    """The turn and its neighbours in the session (empty `turns` when the turn is absent)."""
+    store = open_for_read(rt, memory)
+    try:
+        turns = get_turns(store, session_id, turn_id, window=window)
+        return GetOutcome(turns, session_id, turn_id, memory.label)
+    finally:
+        store.close()

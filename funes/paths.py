@@ -1,0 +1,120 @@
+"""Where funes keeps its files and where each agent keeps its sessions.
+
+The only module that reads location environment variables. Everything else receives a
+`Paths` (and `AgentHomes`) resolved once at the edge (CLI, MCP server, worker).
+
+Layout (FUNES_HOME set → everything under it; else platformdirs):
+    data/memory.db      the local memory (SQLite, 0600)
+    data/memory.lock    the single-writer lock file
+    spool/{tmp,new,claimed,failed}/   hook drop-box (0700)
+    logs/               worker and hook logs (0600 files)
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+PRIVATE_DIR = 0o700
+PRIVATE_FILE = 0o600
+
+
+def ensure_private_dir(path: Path) -> Path:
+    """Create `path` (and parents) and make sure it is 0700, whatever the umask.
+
+    Returns the path. Raises OSError when it cannot be created.
+    """
+    path.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR)
+    if (path.stat().st_mode & 0o777) != PRIVATE_DIR:
+        path.chmod(PRIVATE_DIR)
+    return path
+
+
+def make_private_file(path: Path) -> None:
+    """chmod an existing file to 0600 (no-op when it already is)."""
+    if (path.stat().st_mode & 0o777) != PRIVATE_FILE:
+        path.chmod(PRIVATE_FILE)
+
+
+@dataclass(frozen=True, slots=True)
+class Paths:
+    """funes' own directories."""
+
+    data: Path
+    spool: Path
+    logs: Path
+
+    @property
+    def memory_db(self) -> Path:
+        return self.data / "memory.db"
+
+    @property
+    def lock_file(self) -> Path:
+        return self.data / "memory.lock"
+
+    @property
+    def worker_lock(self) -> Path:
+        return self.spool / "worker.lock"
+
+    @property
+    def backups(self) -> Path:
+        return self.data / "backups"
+
+    @property
+    def remote_cache(self) -> Path:
+        return self.data / "remotes"
+
+    def ensure(self) -> Paths:
+        """Create the directories with private permissions; returns self."""
+        for d in (self.data, self.spool, self.logs):
+            ensure_private_dir(d)
+        return self
+
+    @classmethod
+    def resolve(cls, env: Mapping[str, str] | None = None) -> Paths:
+        """Where funes keeps its files. FUNES_HOME, if set, holds everything."""
+        env = os.environ if env is None else env
+        if home := env.get("FUNES_HOME"):
+            root = Path(home).expanduser()
+            return cls(root / "data", root / "spool", root / "logs")
+        from platformdirs import PlatformDirs
+
+        dirs = PlatformDirs("funes", appauthor=False)
+        data = Path(dirs.user_data_dir)
+        return cls(data, data / "spool", Path(dirs.user_log_dir))
+
+
+@dataclass(frozen=True, slots=True)
+class AgentHomes:
+    """Each agent's home directory, honouring the agents' own override variables.
+
+    claude: CLAUDE_CONFIG_DIR or ~/.claude      (sessions under projects/)
+    codex:  CODEX_HOME or ~/.codex              (sessions/, archived_sessions/)
+    pi:     PI_CODING_AGENT_DIR or ~/.pi/agent  (sessions/)
+    hermes: HERMES_HOME or ~/.hermes            (state.db)
+    """
+
+    home: Path
+    claude: Path
+    codex: Path
+    pi: Path
+    hermes: Path
+
+    @classmethod
+    def resolve(cls, env: Mapping[str, str] | None = None) -> AgentHomes:
+        env = os.environ if env is None else env
+        home = Path(env.get("HOME") or Path.home()).expanduser()
+
+        def pick(var: str, default: Path) -> Path:
+            value = env.get(var)
+            return Path(value).expanduser() if value else default
+
+        return cls(
+            home=home,
+            claude=pick("CLAUDE_CONFIG_DIR", home / ".claude"),
+            codex=pick("CODEX_HOME", home / ".codex"),
+            pi=pick("PI_CODING_AGENT_DIR", home / ".pi" / "agent"),
+            hermes=pick("HERMES_HOME", home / ".hermes"),
+        )

@@ -1,0 +1,1 @@
+"""How results look: `agent` (stable, parsed by agents) and `human` (rich, free to change)."""

@@ -1,0 +1,82 @@
+"""The agent format: the stable, line-oriented output coding agents parse (see AGENTS.md).
+
+Byte-stable and golden-tested. Per recall hit:
+
+    [<ts>] <harness> <workdir>/<session8> <block_type>  score=<s.sss>
+      → get <session_id> <turn_id> --memory <label>
+    <the full chunk text>
+      ~ [<role> <block_type> seq<N>] <neighbor text, first 160 characters, on one line>
+    ---
+
+`no results` when nothing matched. Per `get` turn:
+
+    [<ts>] <role> seq<N> turn=<turn_id>
+    <blocks, separated by blank lines>
+    ---
+"""
+
+from __future__ import annotations
+
+from funes.commands.recall import GetOutcome, RecallOutcome
+from funes.commands.status import StatusReport
+
+NEIGHBOR_CHARS = 160
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def recall(outcome: RecallOutcome) -> str:
+    hits = outcome.result.hits
+    if not hits:
+        return "no results\n"
+    lines: list[str] = []
+    for hit in hits:
+        c = hit.chunk
+        lines.append(f"[{c.ts}] {c.harness} {c.workdir}/{c.session_id[:8]} {c.block_type}  score={hit.score:.3f}")
+        lines.append(f"  → get {c.session_id} {c.turn_id} --memory {outcome.memory}")
+        lines.append(c.text)
+        for n in hit.neighbors:
+            preview = _one_line(n.text)[:NEIGHBOR_CHARS]
+            lines.append(f"  ~ [{n.role} {n.block_type} seq{n.seq}] {preview}")
+        lines.append("---")
+    return "\n".join(lines) + "\n"
+
+
+def get(outcome: GetOutcome) -> str:
+    if not outcome.turns:
+        return ""
+    lines: list[str] = []
+    for turn in outcome.turns:
+        lines.append(f"[{turn.ts}] {turn.role} seq{turn.seq} turn={turn.turn_id}")
+        lines.append("\n\n".join(turn.blocks))
+        lines.append("---")
+    return "\n".join(lines) + "\n"
+
+
+def not_found(outcome: GetOutcome) -> str:
+    return f"turn {outcome.turn_id} not found in session {outcome.session_id}"
+
+
+def status(report: StatusReport) -> str:
+    lines = [f"memory: {report.memory}"]
+    stats = report.stats
+    if not report.exists or stats is None:
+        lines.append("chunks: 0  sessions: 0  (no memory yet)")
+    else:
+        lines.append(f"chunks: {stats.chunks}  sessions: {stats.sessions}")
+        for harness, (sessions, chunks) in sorted(stats.per_harness.items()):
+            lines.append(f"  {harness}: {sessions} sessions, {chunks} chunks")
+        lines.append(f"last indexed: {stats.last_indexed or 'never'}")
+        vectors = stats.vector_element or "none"
+        lines.append(f"embedder: {stats.model_id or 'none'}  (vectors: {vectors})")
+        lines.append(f"size: {stats.file_bytes} bytes")
+    lines.append(f"reranker: {report.reranker}")
+    for source in report.sources:
+        lines.append(f"source {source.harness}: {source.units} session files, {source.owed} not indexed")
+    for item in report.attention:
+        lines.append(f"attention: {item}")
+    for step in report.next_steps:
+        lines.append(f"next: {step}")
+    return "\n".join(lines) + "\n"

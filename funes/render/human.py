@@ -1,0 +1,47 @@
+"""Rich renderings for a person at a terminal. Unstable by design: never parse them."""
+
+from __future__ import annotations
+
+from rich.console import Group
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from funes.commands.recall import GetOutcome
+from funes.commands.status import StatusReport
+
+
+def get(outcome: GetOutcome, *, highlight: str | None = None) -> Group:
+    parts = []
+    for turn in outcome.turns:
+        body = Text("\n\n".join(turn.blocks))
+        if highlight:
+            body.highlight_words(highlight.split(), style="reverse", case_sensitive=False)
+        title = f"{turn.ts[:16].replace('T', ' ')} · {turn.role} · seq{turn.seq}"
+        style = "bold" if turn.turn_id == outcome.turn_id else "dim"
+        parts.append(Panel(body, title=title, title_align="left", border_style=style))
+    return Group(*parts)
+
+
+def status(report: StatusReport) -> Group:
+    table = Table(show_header=False, box=None)
+    table.add_row("memory", report.memory)
+    stats = report.stats
+    if stats is not None:
+        table.add_row("chunks", f"{stats.chunks:,}")
+        table.add_row("sessions", f"{stats.sessions:,}")
+        for harness, (sessions, chunks) in sorted(stats.per_harness.items()):
+            table.add_row(f"  {harness}", f"{sessions:,} sessions · {chunks:,} chunks")
+        table.add_row("last indexed", stats.last_indexed or "never")
+        table.add_row("embedder", stats.model_id or "none")
+    else:
+        table.add_row("chunks", "0 (no memory yet)")
+    table.add_row("reranker", report.reranker)
+    for source in report.sources:
+        table.add_row(f"source {source.harness}", f"{source.units} files · {source.owed} not indexed")
+    parts: list[object] = [table]
+    for item in report.attention:
+        parts.append(Text(f"⚠ {item}", style="yellow"))
+    for step in report.next_steps:
+        parts.append(Text(f"→ {step}", style="cyan"))
+    return Group(*parts)

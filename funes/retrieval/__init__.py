@@ -1,0 +1,121 @@
+"""The read path: BM25 + vector candidates → RRF → cross-encoder rerank → recency → neighbors.
+
+Sees only the Embedder/Reranker protocols and the Store; never a model backend.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from itertools import groupby
+
+from funes.chunks import reassemble
+from funes.inference import Embedder, Reranker
+from funes.retrieval.fusion import recency_weight, rrf, sigmoid
+from funes.retrieval.types import Hit, RecallResult, TurnView
+from funes.settings import RECALL, RecallParams
+from funes.store import Filters, Store, StoredChunk
+from funes.traces import parse_ts
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.timings: dict[str, float] = {}
+        self._t = time.perf_counter()
+
+    def lap(self, stage: str) -> None:
+        now = time.perf_counter()
+        self.timings[stage] = self.timings.get(stage, 0.0) + (now - self._t) * 1000.0
+        self._t = now
+
+
+def recall(
+    store: Store,
+    query: str,
+    *,
+    embedder: Embedder | None,
+    reranker: Reranker | None,
+    params: RecallParams = RECALL,
+    filters: Filters = Filters(),
+    now: datetime | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> RecallResult:
+    """Rank the memory's chunks for `query`; see the module docstring for the stages.
+
+    Without an embedder (or without vectors in this memory) the vector leg is skipped; without
+    a reranker the fused RRF order is kept. Both degradations are reported in `notes`.
+    """
+    clock = _Clock()
+    notes: list[str] = []
+    now = now or datetime.now(UTC)
+    legs: list[list[int]] = []
+    if embedder is not None and store.vectors_available and store.model_id is not None:
+        qv = embedder.embed_query(query)
+        clock.lap("embed_query")
+        legs.append([r for r, _ in store.semantic(qv, k=params.leg_depth, filters=filters)])
+        clock.lap("vector")
+    else:
+        notes.append("vector search unavailable: lexical (BM25) results only")
+    lexical = [r for r, _ in store.lexical(query, k=params.leg_depth, filters=filters)]
+    clock.lap("bm25")
+    legs.insert(0, lexical)
+    fused = rrf(legs, k=params.rrf_k)[: max(params.candidates, params.k)]
+    clock.lap("fusion")
+    if not fused:
+        return RecallResult([], notes, clock.timings)
+    rows = store.fetch([r for r, _ in fused])
+    pool = [(rows[r], s) for r, s in fused if r in rows]
+    clock.lap("fetch")
+    reranked = False
+    if reranker is not None and params.rerank:
+        if progress is not None:
+            progress(f"reranking {len(pool)} candidates…")
+        raw = reranker.score(query, [c.text for c, _ in pool])
+        relevance = [sigmoid(s) for s in raw]
+        reranked = True
+        clock.lap("rerank")
+    else:
+        top = pool[0][1]
+        relevance = [s / top for _, s in pool]
+    scored = [
+        (chunk, rel * recency_weight(parse_ts(chunk.ts), now, half_life_days=params.half_life_days))
+        for (chunk, _), rel in zip(pool, relevance, strict=True)
+    ]
+    scored.sort(key=lambda cs: -cs[1])
+    top_hits = _one_per_block(scored)[: params.k]
+    clock.lap("recency")
+    hits = [Hit(c, s, tuple(store.neighbors(c, params.neighbors))) for c, s in top_hits]
+    clock.lap("neighbors")
+    return RecallResult(hits, notes, clock.timings, reranked)
+
+
+def _one_per_block(scored: list[tuple[StoredChunk, float]]) -> list[tuple[StoredChunk, float]]:
+    """Keep the best-scoring split of each block: two windows of one block are one passage."""
+    seen: set[tuple[str, str, int]] = set()
+    out = []
+    for chunk, score in scored:
+        key = (chunk.session_id, chunk.turn_id, chunk.block_idx)
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append((chunk, score))
+    return out
+
+
+def get_turns(store: Store, session_id: str, turn_id: str, *, window: int = 3) -> list[TurnView]:
+    """The named turn and the `window` turns on each side, splits reassembled; [] when absent."""
+    chunks = store.turns_around(session_id, turn_id, window)
+    views: list[TurnView] = []
+    for (seq, tid), turn_chunks in groupby(chunks, key=lambda c: (c.seq, c.turn_id)):
+        items = list(turn_chunks)
+        blocks = [
+            reassemble([c.text for c in sorted(group, key=lambda c: c.split_idx)])
+            for _, group in groupby(items, key=lambda c: c.block_idx)
+        ]
+        first = items[0]
+        views.append(TurnView(session_id, tid, seq, first.ts, first.role, tuple(blocks)))
+    return views
+
+
+__all__ = ["Hit", "RecallResult", "TurnView", "get_turns", "recall"]

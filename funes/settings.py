@@ -1,0 +1,78 @@
+"""Tunables: one declaration each, consumed by the CLI, the MCP server, the docs test.
+
+Every default here appears once. `RECALL`/`INDEX` are the defaults; AGENTS.md documents
+them and tests/contracts/test_docs.py checks the two agree.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RecallParams:
+    """How `recall` ranks and shapes its hits."""
+
+    k: int = 8  # hits returned
+    candidates: int = 30  # fused pool size handed to the cross-encoder before the top-k cut
+    half_life_days: float = 30.0  # recency decay: a hit this old keeps half its weight; 0 disables
+    neighbors: int = 1  # adjacent chunks (by seq within the session) attached per hit; 0 disables
+    rerank: bool = True  # run the cross-encoder over the fused pool
+    rrf_k: int = 60  # reciprocal rank fusion constant (Cormack et al. 2009 use 60)
+    leg_depth: int = 100  # candidates each leg (BM25, vector) contributes before fusion
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IndexParams:
+    """How `index` walks sources and spends its time."""
+
+    budget_s: float = 60.0  # wall-clock budget of an unattended sweep; 0 = no budget
+    include_thinking: bool = True
+    limit: int | None = None  # at most this many units (sessions/files) per run
+    embed_batch: int = 32  # chunks per embedding call
+    max_block_chars: int = 200_000  # a block longer than this is cut (tail dropped, marked)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChunkParams:
+    """How blocks are split into chunks (lengths in Unicode code points)."""
+
+    size: int = 1200
+    overlap: int = 150
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SpoolParams:
+    """How the spool worker drains hook entries."""
+
+    max_attempts: int = 3  # failures before an entry is parked in failed/
+    settle_s: float = 0.3  # wait for a transcript to stop growing before reading it
+    idle_exit_s: float = 1.0  # the worker exits after the spool stays empty this long
+
+
+RECALL = RecallParams()
+INDEX = IndexParams()
+CHUNK = ChunkParams()
+SPOOL = SpoolParams()
+
+DEFAULT_EMBEDDER = "bge-small-en-v1.5"
+DEFAULT_RERANKER = "ms-marco-minilm-l6-v2"
+
+
+@dataclass(frozen=True, slots=True)
+class ModelChoice:
+    """Which model specs to load (names from funes.inference.spec.SPECS)."""
+
+    embedder: str | None  # None → the memory's stamped model, else DEFAULT_EMBEDDER
+    reranker: str
+
+    @classmethod
+    def resolve(cls, env: Mapping[str, str] | None = None) -> ModelChoice:
+        """FUNES_EMBEDDER / FUNES_RERANKER pick a spec by name; `none` disables the reranker."""
+        env = os.environ if env is None else env
+        return cls(
+            embedder=env.get("FUNES_EMBEDDER") or None,
+            reranker=env.get("FUNES_RERANKER") or DEFAULT_RERANKER,
+        )

@@ -1,0 +1,410 @@
+"""SQLite mechanics of a memory: the only package that contains SQL.
+
+One file (WAL, busy timeout, 0600) holds chunks with provenance, an FTS5 index (BM25) over
+their text, a sqlite-vec table of their embeddings, the units already indexed, and the
+embedding model the vectors came from. Vectors arrive as arrays; the store never loads a
+model and never parses a transcript.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from enum import Enum, auto
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from funes.chunks import Chunk
+from funes.errors import IncompatibleStore, StoreError
+from funes.store import queries
+from funes.store.db import Connection, connect, versions
+from funes.store.lock import writer_lock
+from funes.store.queries import Filters, fts_query
+from funes.store.schema import SCHEMA_VERSION, create_vector_table, migrate
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+# int8 vectors: component × VECTOR_SCALE, rounded and clipped to ±127. Unit vectors of
+# 384-d sentence embedders have components within about ±0.3, so 400 keeps ~7 bits.
+VECTOR_SCALE = 400.0
+DEFAULT_VECTOR_ELEMENT = "int8"
+
+
+class StoreState(Enum):
+    EMPTY = auto()  # no chunks yet
+    READY = auto()
+
+
+@dataclass(frozen=True, slots=True)
+class StoredChunk:
+    """A chunk as stored, with its rowid."""
+
+    rowid: int
+    id: str
+    text: str
+    session_id: str
+    turn_id: str
+    parent_id: str | None
+    seq: int
+    ts: str
+    role: str
+    block_type: str
+    block_idx: int
+    split_idx: int
+    tool_name: str | None
+    harness: str
+    workdir: str
+    cwd: str | None
+    git_branch: str | None
+    host: str | None
+    source_path: str
+    parent_session_id: str | None
+    scaffold: bool
+    redaction_version: int
+
+    @classmethod
+    def from_row(cls, row: Sequence[Any]) -> StoredChunk:
+        values = list(row)
+        values[20] = bool(values[20])
+        return cls(*values)
+
+
+@dataclass(frozen=True, slots=True)
+class UnitRecord:
+    key: str
+    harness: str
+    signature: str | None
+    level: int
+    indexed_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class StoreStats:
+    chunks: int
+    sessions: int
+    per_harness: dict[str, tuple[int, int]]  # harness → (sessions, chunks)
+    last_indexed: str | None
+    model_id: str | None
+    vectors: bool
+    vector_element: str | None
+    units: int
+    file_bytes: int
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class Store:
+    """An open memory. Not thread-safe: one Store per thread or process."""
+
+    def __init__(self, path: Path, conn: Connection, *, lock_path: Path | None) -> None:
+        self.path = path
+        self._conn = conn
+        self._raw = conn.raw
+        self._lock_path = lock_path
+        self._meta = self._read_meta()
+
+    # -- opening -------------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, path: Path, *, readonly: bool = False, lock_path: Path | None = None) -> Store:
+        """Open (creating and migrating when writable) the memory at `path`.
+
+        Raises:
+            StoreError: the file is not a SQLite database, or is damaged.
+            IncompatibleStore: written by a newer funes.
+        """
+        if readonly and not path.exists():
+            raise StoreError(f"no memory at {path}", hint="run `funes index` first")
+        try:
+            conn = connect(path, readonly=readonly)
+            if readonly:
+                version = int(conn.raw.execute("pragma user_version").fetchone()[0])
+                if version > SCHEMA_VERSION:
+                    raise IncompatibleStore(
+                        f"{path} has schema version {version}; this funes knows {SCHEMA_VERSION}",
+                        hint="upgrade funes",
+                    )
+            else:
+                migrate(conn.raw)
+        except (IncompatibleStore, StoreError):
+            raise
+        except Exception as exc:  # the binding's DatabaseError family
+            raise StoreError(
+                f"cannot open memory {path}: {exc}",
+                hint="if the file is damaged, move it away and run `funes index --yes` to rebuild",
+            ) from exc
+        return cls(path, conn, lock_path=lock_path if lock_path is not None else path.with_suffix(".lock"))
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def raw(self) -> Any:
+        """The DB-API connection (for store-internal helpers and tests of the schema)."""
+        return self._raw
+
+    # -- meta: the embedding model and the vector table ----------------------------------
+
+    def _read_meta(self) -> dict[str, str]:
+        try:
+            return {k: v for k, v in self._raw.execute("select key, value from meta")}
+        except Exception:
+            return {}
+
+    @property
+    def model_id(self) -> str | None:
+        return self._meta.get("embedding_model")
+
+    @property
+    def dim(self) -> int | None:
+        value = self._meta.get("embedding_dim")
+        return int(value) if value else None
+
+    @property
+    def vector_element(self) -> str | None:
+        return self._meta.get("vector_element")
+
+    @property
+    def vectors_available(self) -> bool:
+        """sqlite-vec is loaded in this process (vectors can be written and searched)."""
+        return self._conn.vectors
+
+    @property
+    def vectors_unavailable_reason(self) -> str | None:
+        return self._conn.vector_error
+
+    def stamp_model(self, model_id: str, dim: int, *, element: str = DEFAULT_VECTOR_ELEMENT) -> None:
+        """Record the embedding model of this memory (first write) or check it (later writes).
+
+        Raises IncompatibleStore when the memory was built with another model.
+        """
+        if self.model_id is not None:
+            self.check_model(model_id)
+            return
+        with self._tx():
+            for key, value in (
+                ("embedding_model", model_id),
+                ("embedding_dim", str(dim)),
+                ("vector_element", element),
+                ("vector_scale", str(VECTOR_SCALE)),
+                ("created_at", _now()),
+            ):
+                self._raw.execute("insert or replace into meta (key, value) values (?, ?)", (key, value))
+            if self._conn.vectors:
+                create_vector_table(self._raw, dim=dim, element=element)
+        self._meta = self._read_meta()
+
+    def check_model(self, model_id: str) -> None:
+        """Raise IncompatibleStore unless this memory's vectors come from `model_id`."""
+        if self.model_id is not None and self.model_id != model_id:
+            raise IncompatibleStore(
+                f"this memory was built with {self.model_id}, not {model_id}",
+                hint=f"recall with the same model (FUNES_EMBEDDER), or rebuild: move {self.path} "
+                "away and run `funes index --yes`",
+            )
+
+    def _vector_bytes(self, vectors: NDArray[np.float32]) -> list[bytes]:
+        import numpy as np
+
+        if self.vector_element == "int8":
+            scale = float(self._meta.get("vector_scale", VECTOR_SCALE))
+            q = np.clip(np.rint(vectors * scale), -127, 127).astype(np.int8)
+            return [row.tobytes() for row in q]
+        return [row.astype(np.float32).tobytes() for row in vectors]
+
+    # -- writing -------------------------------------------------------------------------
+
+    @contextmanager
+    def writing(self, *, wait_s: float = 0.0) -> Iterator[Store]:
+        """Hold the memory's single-writer lock. Raises StoreLocked when it is taken."""
+        if self._lock_path is None:
+            yield self
+            return
+        with writer_lock(self._lock_path, wait_s=wait_s):
+            yield self
+
+    @contextmanager
+    def _tx(self) -> Iterator[None]:
+        self._raw.execute("begin immediate")
+        try:
+            yield
+        except BaseException:
+            self._raw.execute("rollback")
+            raise
+        self._raw.execute("commit")
+
+    def existing_ids(self, ids: Sequence[str]) -> set[str]:
+        """The subset of chunk `ids` already stored."""
+        found: set[str] = set()
+        for start in range(0, len(ids), 500):
+            part = list(ids[start : start + 500])
+            marks = ",".join("?" * len(part))
+            found.update(r[0] for r in self._raw.execute(f"select id from chunks where id in ({marks})", part))
+        return found
+
+    def add(
+        self,
+        chunks: Sequence[Chunk],
+        vectors: NDArray[np.float32] | None,
+        *,
+        redaction_version: int = 0,
+    ) -> int:
+        """Store chunks (and their vectors, row i ↔ chunks[i]) in one transaction.
+
+        Chunks whose id is already stored are skipped. Returns how many were written.
+        """
+        if not chunks:
+            return 0
+        blobs = self._vector_bytes(vectors) if vectors is not None and self._conn.vectors and self.model_id else None
+        now = _now()
+        written = 0
+        with self._tx():
+            for i, c in enumerate(chunks):
+                cur = self._raw.execute(
+                    """insert or ignore into chunks (id, text, session_id, turn_id, parent_id, seq, ts,
+                       role, block_type, block_idx, split_idx, tool_name, harness, workdir, cwd,
+                       git_branch, host, source_path, parent_session_id, scaffold,
+                       redaction_version, indexed_at)
+                       values (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
+                    (
+                        c.id, c.text, c.session_id, c.turn_id, c.parent_id, c.seq, c.ts,
+                        c.role.value, c.block_type.value, c.block_idx, c.split_idx, c.tool_name,
+                        c.harness.value, c.workdir, c.cwd, c.git_branch, c.host, c.source_path,
+                        c.parent_session_id, int(c.scaffold), redaction_version, now,
+                    ),
+                )
+                if cur.rowcount != 1:
+                    continue
+                written += 1
+                if blobs is not None:
+                    self._insert_vector(cur.lastrowid, blobs[i], c.harness.value, c.block_type.value)
+        return written
+
+    def _insert_vector(self, rowid: int, blob: bytes, harness: str, block_type: str) -> None:
+        wrap = "vec_int8(?)" if self.vector_element == "int8" else "?"
+        self._raw.execute(
+            f"insert into chunks_vec (rowid, embedding, harness, block_type) values (?, {wrap}, ?, ?)",
+            (rowid, blob, harness, block_type),
+        )
+
+    def chunks_without_vectors(self, *, limit: int) -> list[tuple[int, str, str, str]]:
+        """(rowid, text, harness, block_type) of up to `limit` chunks that have no vector."""
+        if not self._conn.vectors or self.model_id is None:
+            return []
+        rows = self._raw.execute(
+            """select c.rowid, c.text, c.harness, c.block_type from chunks c
+               where not exists (select 1 from chunks_vec v where v.rowid = c.rowid) limit ?""",
+            (limit,),
+        ).fetchall()
+        return [(int(r[0]), r[1], r[2], r[3]) for r in rows]
+
+    def add_vectors(self, rows: Sequence[tuple[int, str, str, str]], vectors: NDArray[np.float32]) -> None:
+        """Store vectors for chunks listed by `chunks_without_vectors` (row i ↔ vectors[i])."""
+        blobs = self._vector_bytes(vectors)
+        with self._tx():
+            for (rowid, _, harness, block_type), blob in zip(rows, blobs, strict=True):
+                self._insert_vector(rowid, blob, harness, block_type)
+
+    def unit(self, key: str) -> UnitRecord | None:
+        row = self._raw.execute(
+            "select key, harness, signature, level, indexed_at from units where key = ?", (key,)
+        ).fetchone()
+        return None if row is None else UnitRecord(*row)
+
+    def record_unit(self, key: str, *, harness: str, signature: str | None, level: int, turns: int, chunks: int) -> None:
+        """Remember that `key` was indexed up to tier `level` at `signature`."""
+        with self._tx():
+            self._raw.execute(
+                """insert into units (key, harness, signature, level, indexed_at, turns, chunks)
+                   values (?, ?, ?, ?, ?, ?, ?)
+                   on conflict (key) do update set harness = excluded.harness,
+                   signature = excluded.signature, level = excluded.level,
+                   indexed_at = excluded.indexed_at, turns = excluded.turns,
+                   chunks = units.chunks + excluded.chunks""",
+                (key, harness, signature, level, _now(), turns, chunks),
+            )
+
+    # -- reading -------------------------------------------------------------------------
+
+    def state(self) -> StoreState:
+        row = self._raw.execute("select 1 from chunks limit 1").fetchone()
+        return StoreState.EMPTY if row is None else StoreState.READY
+
+    def lexical(self, query: str, *, k: int, filters: Filters = Filters()) -> list[tuple[int, float]]:
+        """(rowid, bm25) best first; BM25 over FTS5, lower bm25 = better."""
+        return queries.lexical(self._raw, query, k=k, filters=filters)
+
+    def semantic(self, vector: NDArray[np.float32], *, k: int, filters: Filters = Filters()) -> list[tuple[int, float]]:
+        """(rowid, distance) nearest first; [] when this memory or process has no vectors."""
+        if not self._conn.vectors or self.model_id is None:
+            return []
+        blob = self._vector_bytes(vector.reshape(1, -1))[0]
+        return queries.semantic(self._raw, blob, element=self.vector_element or "float", k=k, filters=filters)
+
+    def fetch(self, rowids: Sequence[int]) -> dict[int, StoredChunk]:
+        return {r: StoredChunk.from_row(row) for r, row in queries.by_rowids(self._raw, list(rowids)).items()}
+
+    def neighbors(self, chunk: StoredChunk, n: int) -> list[StoredChunk]:
+        """Up to n chunks before and n after `chunk` in its session, in session order."""
+        if n <= 0:
+            return []
+        rows = queries.adjacent(
+            self._raw, session_id=chunk.session_id, position=(chunk.seq, chunk.block_idx, chunk.split_idx), n=n
+        )
+        return [StoredChunk.from_row(r) for r in rows]
+
+    def turns_around(self, session_id: str, turn_id: str, window: int) -> list[StoredChunk]:
+        """Chunks of the turn and of the `window` turns on each side, in order ([] when absent)."""
+        seq = queries.turn_seq(self._raw, session_id=session_id, turn_id=turn_id)
+        if seq is None:
+            return []
+        rows = queries.turns_window(self._raw, session_id=session_id, seq=seq, window=max(window, 0))
+        return [StoredChunk.from_row(r) for r in rows]
+
+    def stats(self) -> StoreStats:
+        per: dict[str, tuple[int, int]] = {}
+        for harness, sessions, chunks in self._raw.execute(
+            "select harness, count(distinct session_id), count(*) from chunks group by harness"
+        ):
+            per[harness] = (int(sessions), int(chunks))
+        total_chunks = sum(c for _, c in per.values())
+        sessions = self._raw.execute("select count(distinct session_id) from chunks").fetchone()[0]
+        last = self._raw.execute("select max(indexed_at) from units").fetchone()[0]
+        units = self._raw.execute("select count(*) from units").fetchone()[0]
+        size = sum(p.stat().st_size for p in (self.path, Path(str(self.path) + "-wal")) if p.exists())
+        return StoreStats(
+            chunks=total_chunks,
+            sessions=int(sessions),
+            per_harness=per,
+            last_indexed=last,
+            model_id=self.model_id,
+            vectors=self._conn.vectors,
+            vector_element=self.vector_element,
+            units=int(units),
+            file_bytes=size,
+        )
+
+
+__all__ = [
+    "DEFAULT_VECTOR_ELEMENT",
+    "Filters",
+    "Store",
+    "StoreState",
+    "StoreStats",
+    "StoredChunk",
+    "UnitRecord",
+    "fts_query",
+    "versions",
+]

@@ -1,0 +1,105 @@
+"""Open the memory's SQLite file: a binding that can load extensions, sqlite-vec, pragmas.
+
+Many Python builds compile the stdlib `sqlite3` without extension loading. funes uses
+`sqlean` (sqlean-py: a drop-in sqlite3 module with extension loading and FTS5) and falls back
+to the stdlib module when sqlean is absent; when sqlite-vec cannot be loaded either way the
+memory still opens, lexical-only (`Connection.vectors` is False) and the caller warns.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+BUSY_TIMEOUT_MS = 5000
+
+
+def sqlite_module() -> ModuleType:
+    """The DB-API module funes uses (sqlean when installed, else the stdlib sqlite3)."""
+    try:
+        import sqlean
+
+        return sqlean
+    except ImportError:  # pragma: no cover - exercised only where sqlean-py has no wheel
+        import sqlite3
+
+        return sqlite3
+
+
+@dataclass(slots=True)
+class Connection:
+    """A raw DB-API connection plus what it can do."""
+
+    raw: Any
+    vectors: bool  # sqlite-vec is loaded
+    vector_error: str | None  # why not, when it is not
+    module: ModuleType
+
+    def close(self) -> None:
+        self.raw.close()
+
+
+def create_private(path: Path) -> None:
+    """Create `path` as an empty 0600 file if it does not exist (whatever the umask)."""
+    if path.exists():
+        if (path.stat().st_mode & 0o777) != 0o600:
+            path.chmod(0o600)
+        return
+    fd = os.open(path, os.O_CREAT | os.O_RDWR | os.O_EXCL, 0o600)
+    os.close(fd)
+    path.chmod(0o600)
+
+
+def connect(path: Path | str, *, readonly: bool = False) -> Connection:
+    """Open (creating when writable) the memory database with funes' pragmas.
+
+    busy_timeout is set before the journal mode is switched to WAL, so a concurrent opener
+    waits instead of failing with "database is locked". Raises the binding's
+    OperationalError / DatabaseError when the file cannot be opened or is not a database.
+    """
+    sqlite = sqlite_module()
+    target = str(path)
+    if readonly and target != ":memory:":
+        raw = sqlite.connect(f"file:{target}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
+    else:
+        if target != ":memory:":
+            create_private(Path(target))
+        raw = sqlite.connect(target, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
+    raw.execute(f"pragma busy_timeout = {BUSY_TIMEOUT_MS}")
+    if not readonly:
+        raw.execute("pragma journal_mode = wal")
+        raw.execute("pragma synchronous = normal")
+    vectors, error = _load_vec(raw)
+    return Connection(raw, vectors, error, sqlite)
+
+
+def _load_vec(raw: Any) -> tuple[bool, str | None]:
+    try:
+        import sqlite_vec
+    except ImportError as exc:
+        return False, f"sqlite-vec is not installed ({exc})"
+    try:
+        raw.enable_load_extension(True)
+        try:
+            sqlite_vec.load(raw)
+        finally:
+            raw.enable_load_extension(False)
+    except Exception as exc:  # AttributeError (no extension support) or OperationalError
+        return False, f"cannot load sqlite-vec: {exc}"
+    return True, None
+
+
+def versions() -> dict[str, str]:
+    """SQLite, sqlite-vec and binding versions (for `pytest --report-header` and bench)."""
+    conn = connect(":memory:")
+    out = {
+        "sqlite": conn.raw.execute("select sqlite_version()").fetchone()[0],
+        "binding": conn.module.__name__,
+    }
+    if conn.vectors:
+        out["sqlite_vec"] = conn.raw.execute("select vec_version()").fetchone()[0]
+    conn.close()
+    return out

@@ -1,0 +1,157 @@
+"""The read queries: BM25 over FTS5, KNN over sqlite-vec, rows by id, neighbors, turns.
+
+Every value is bound; user text reaches FTS5 only through `fts_query`, which quotes every
+term, so FTS5 syntax in a query (quotes, AND/OR/NOT/NEAR, `*`, `^`, column filters) is
+searched for as text and never parsed as an operator.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+_WORD = re.compile(r"[^\W_]+(?:[_.\-/:][^\W_]+)*", re.UNICODE)
+
+# Very common English words: they match nearly every chunk, add nothing to BM25 and slow it.
+STOPWORDS = frozenset(
+    """a an and are as at be but by did do does for from had has have how i if in into is it its
+    me my of on or our so than that the their them then there these they this to was we were
+    what when where which who why will with you your""".split()
+)
+
+
+def fts_query(text: str) -> str | None:
+    """An FTS5 MATCH expression: every term quoted, OR-ed. None when the text has no terms.
+
+    A term with inner punctuation (`max_connections`, `foo.bar`, `E0432`) stays one quoted
+    string, which FTS5 matches as a phrase of its tokens.
+    """
+    terms: list[str] = []
+    seen: set[str] = set()
+    for m in _WORD.finditer(text):
+        term = m.group(0)
+        low = term.lower()
+        if low in STOPWORDS or low in seen:
+            continue
+        seen.add(low)
+        terms.append('"' + term.replace('"', '""') + '"')
+    if not terms:
+        return None
+    return " OR ".join(terms)
+
+
+@dataclass(frozen=True, slots=True)
+class Filters:
+    """Optional facets a search is restricted to (None = any)."""
+
+    harness: str | None = None
+    block_type: str | None = None
+
+    def sql(self, alias: str = "c") -> tuple[str, dict[str, Any]]:
+        clauses, params = [], {}
+        if self.harness is not None:
+            clauses.append(f"{alias}.harness = :harness")
+            params["harness"] = self.harness
+        if self.block_type is not None:
+            clauses.append(f"{alias}.block_type = :block_type")
+            params["block_type"] = self.block_type
+        return (" and " + " and ".join(clauses)) if clauses else "", params
+
+
+def lexical(raw: Any, query: str, *, k: int, filters: Filters) -> list[tuple[int, float]]:
+    """(rowid, bm25) of the best `k` chunks for `query`, best first (bm25: lower is better)."""
+    match = fts_query(query)
+    if match is None or k <= 0:
+        return []
+    where, params = filters.sql()
+    sql = f"""
+        select chunks_fts.rowid, bm25(chunks_fts) as score
+        from chunks_fts join chunks c on c.rowid = chunks_fts.rowid
+        where chunks_fts match :match {where}
+        order by score limit :k
+    """
+    rows = raw.execute(sql, {"match": match, "k": k, **params}).fetchall()
+    return [(int(r[0]), float(r[1])) for r in rows]
+
+
+def semantic(raw: Any, vector: bytes, *, element: str, k: int, filters: Filters) -> list[tuple[int, float]]:
+    """(rowid, distance) of the `k` nearest chunks to `vector`, nearest first."""
+    if k <= 0:
+        return []
+    probe = "vec_int8(:v)" if element == "int8" else ":v"
+    clauses, params = [], {"v": vector, "k": k}
+    if filters.harness is not None:
+        clauses.append("harness = :harness")
+        params["harness"] = filters.harness
+    if filters.block_type is not None:
+        clauses.append("block_type = :block_type")
+        params["block_type"] = filters.block_type
+    extra = (" and " + " and ".join(clauses)) if clauses else ""
+    sql = f"select rowid, distance from chunks_vec where embedding match {probe} and k = :k{extra}"
+    return [(int(r[0]), float(r[1])) for r in raw.execute(sql, params).fetchall()]
+
+
+CHUNK_COLUMNS = (
+    "rowid, id, text, session_id, turn_id, parent_id, seq, ts, role, block_type, block_idx, "
+    "split_idx, tool_name, harness, workdir, cwd, git_branch, host, source_path, "
+    "parent_session_id, scaffold, redaction_version"
+)
+
+
+def by_rowids(raw: Any, rowids: list[int]) -> dict[int, tuple[Any, ...]]:
+    """Chunk rows keyed by rowid (missing rowids are absent)."""
+    out: dict[int, tuple[Any, ...]] = {}
+    for start in range(0, len(rowids), 500):
+        part = rowids[start : start + 500]
+        marks = ",".join("?" * len(part))
+        for row in raw.execute(f"select {CHUNK_COLUMNS} from chunks where rowid in ({marks})", part):
+            out[int(row[0])] = tuple(row)
+    return out
+
+
+def adjacent(raw: Any, *, session_id: str, position: tuple[int, int, int], n: int) -> list[tuple[Any, ...]]:
+    """Up to `n` chunks before and `n` after `position` (seq, block_idx, split_idx) in a session."""
+    seq, block_idx, split_idx = position
+    before = raw.execute(
+        f"""select {CHUNK_COLUMNS} from chunks where session_id = ? and
+            (seq, block_idx, split_idx) < (?, ?, ?)
+            order by seq desc, block_idx desc, split_idx desc limit ?""",
+        (session_id, seq, block_idx, split_idx, n),
+    ).fetchall()
+    after = raw.execute(
+        f"""select {CHUNK_COLUMNS} from chunks where session_id = ? and
+            (seq, block_idx, split_idx) > (?, ?, ?)
+            order by seq, block_idx, split_idx limit ?""",
+        (session_id, seq, block_idx, split_idx, n),
+    ).fetchall()
+    return [tuple(r) for r in reversed(before)] + [tuple(r) for r in after]
+
+
+def turn_seq(raw: Any, *, session_id: str, turn_id: str) -> int | None:
+    row = raw.execute(
+        "select seq from chunks where session_id = ? and turn_id = ? limit 1", (session_id, turn_id)
+    ).fetchone()
+    return None if row is None else int(row[0])
+
+
+def turns_window(raw: Any, *, session_id: str, seq: int, window: int) -> list[tuple[Any, ...]]:
+    """Chunks of the turns within `window` turn positions of `seq`, in order."""
+    before = raw.execute(
+        "select distinct seq from chunks where session_id = ? and seq < ? order by seq desc limit ?",
+        (session_id, seq, window),
+    ).fetchall()
+    after = raw.execute(
+        "select distinct seq from chunks where session_id = ? and seq > ? order by seq limit ?",
+        (session_id, seq, window),
+    ).fetchall()
+    low = min([int(r[0]) for r in before] + [seq])
+    high = max([int(r[0]) for r in after] + [seq])
+    return [
+        tuple(r)
+        for r in raw.execute(
+            f"""select {CHUNK_COLUMNS} from chunks where session_id = ? and seq between ? and ?
+                order by seq, block_idx, split_idx""",
+            (session_id, low, high),
+        )
+    ]

@@ -1,0 +1,106 @@
+"""The source registry and discovery: which agents live on this machine, what a path holds.
+
+`SOURCES` lists every built-in source the same way a new one would be added. `discover`
+returns the sources whose session roots exist; `sources_for_path` builds a source over an
+explicit path given to `funes index PATH`, sniffing the format when the path does not say.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from funes.paths import AgentHomes
+from funes.traces.claude_code import ClaudeCodeSource, is_subagent_file, read_claude_file
+from funes.traces.jsonl import read_records
+from funes.traces.model import Harness, Turn
+from funes.traces.source import ReadStats, TraceSource, Unit, file_unit, walk_files
+
+FileReader = Callable[[Path, ReadStats], Iterator[Turn]]
+
+
+@dataclass(frozen=True, slots=True)
+class SourceEntry:
+    """How to build one agent's source and how to recognise its files."""
+
+    harness: Harness
+    make: Callable[[AgentHomes], TraceSource]  # the source over the agent's default roots
+    read_file: FileReader | None  # parse one JSONL file of this agent (None: not file-based)
+    sniff: Callable[[Mapping[str, Any]], bool]  # does this first record belong to this agent?
+
+
+def _claude_sniff(first: Mapping[str, Any]) -> bool:
+    return True  # the fallback: Claude Code files have no distinctive first record
+
+
+SOURCES: dict[Harness, SourceEntry] = {
+    Harness.CLAUDE_CODE: SourceEntry(
+        Harness.CLAUDE_CODE,
+        lambda homes: ClaudeCodeSource(homes.claude),
+        read_claude_file,
+        _claude_sniff,
+    ),
+}
+
+
+def _sniff_order() -> list[SourceEntry]:
+    # Claude Code is the fallback, so it is asked last.
+    return sorted(SOURCES.values(), key=lambda e: e.harness is Harness.CLAUDE_CODE)
+
+
+def discover(homes: AgentHomes, only: Harness | None = None) -> list[TraceSource]:
+    """Sources for every registered agent (or `only` one). A missing root simply yields no units."""
+    return [e.make(homes) for e in SOURCES.values() if only is None or e.harness is only]
+
+
+class FilesSource:
+    """JSONL transcripts under an explicit path, each read by the agent its first record names."""
+
+    def __init__(self, root: Path, harness: Harness | None = None) -> None:
+        self.root = root
+        self.forced = harness
+        self.harness = harness or Harness.CLAUDE_CODE
+
+    def _entry_for(self, path: Path) -> SourceEntry | None:
+        if self.forced is not None:
+            return SOURCES.get(self.forced)
+        stats = ReadStats()
+        try:
+            for _, first in read_records(path, stats):
+                for entry in _sniff_order():
+                    if entry.read_file is not None and entry.sniff(first):
+                        return entry
+                break
+        except OSError:
+            return None
+        return None
+
+    def units(self) -> Iterable[Unit]:
+        paths = [self.root] if self.root.is_file() else walk_files(self.root, "*.jsonl")
+        for path in paths:
+            entry = self._entry_for(path)
+            if entry is None:
+                continue
+            unit = file_unit(path, entry.harness, secondary=is_subagent_file(path))
+            if unit is not None:
+                yield unit
+
+    def read(self, unit: Unit, stats: ReadStats) -> Iterator[Turn]:
+        entry = SOURCES[unit.harness]
+        if entry.read_file is None:
+            return iter(())
+        return entry.read_file(unit.path, stats)
+
+    def unit_for_hook(self, payload: Mapping[str, object]) -> Unit | None:
+        return None
+
+
+def sources_for_path(path: Path, harness: Harness | None = None) -> list[TraceSource]:
+    """Sources over an explicit file or directory.
+
+    A `.parquet` file is an agent-traces import, a SQLite file (`state.db`) a Hermes database,
+    anything else JSONL transcripts (sniffed per file unless `harness` is given).
+    """
+    return [FilesSource(path, harness)]

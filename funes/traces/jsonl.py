@@ -1,0 +1,91 @@
+"""Tolerant, streaming JSONL reading for agent transcripts.
+
+Agents append to their transcripts while we read them, crash mid-line, and write
+multi-megabyte lines. This reader never raises on content: a corrupt line is skipped and
+counted, an incomplete last line is noted (`truncated_tail`) and left for the next read, a
+line over `max_line_bytes` is skipped without ever being held in memory, and invalid UTF-8
+is decoded with replacement characters.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from funes.traces.source import ReadStats
+
+MAX_LINE_BYTES = 16 * 1024 * 1024
+_CHUNK = 1024 * 1024
+
+
+def read_records(
+    path: Path, stats: ReadStats, *, max_line_bytes: int = MAX_LINE_BYTES
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield `(line_number, record)` for every line that holds a JSON object.
+
+    Line numbers are 1-based and count every physical line (blank and bad ones too), so they
+    are stable as the file grows. Raises OSError only when the file cannot be opened.
+    """
+    with path.open("rb") as f:
+        line_no = 0
+        while True:
+            raw, complete, oversized = _next_line(f, max_line_bytes)
+            if raw is None:
+                return
+            line_no += 1
+            if oversized:
+                stats.oversized_records += 1
+                continue
+            if not raw.strip():
+                continue
+            record = _decode(raw, stats)
+            if record is None:
+                if not complete:
+                    # The writer has not finished this line yet: the next read will see it whole.
+                    stats.truncated_tail = True
+                else:
+                    stats.corrupt_records += 1
+                continue
+            if not isinstance(record, dict):
+                stats.corrupt_records += 1
+                continue
+            stats.records += 1
+            yield line_no, record
+
+
+def _next_line(f: Any, limit: int) -> tuple[bytes | None, bool, bool]:
+    """Read one line: (bytes without the newline, ended with a newline, was over the limit)."""
+    first = f.readline(limit + 1)
+    if not first:
+        return None, False, False
+    if first.endswith(b"\n"):
+        return first[:-1], True, False
+    if len(first) <= limit:
+        return first, False, False  # EOF without a newline
+    # Oversized: consume the rest of the line in bounded pieces and drop it.
+    while True:
+        piece = f.readline(_CHUNK)
+        if not piece or piece.endswith(b"\n"):
+            return b"", bool(piece), True
+
+
+def _decode(raw: bytes, stats: ReadStats) -> Any:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        stats.invalid_utf8 += 1
+        text = raw.decode("utf-8", errors="replace")
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+
+
+def compact_json(value: Any) -> str:
+    """Compact JSON with non-ASCII kept literal (the tool_use text convention)."""
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError, RecursionError):
+        return str(value)

@@ -1,0 +1,218 @@
+"""The normalized conversation model every source emits: Turn → Block.
+
+Knows nothing of chunks, storage or models. Values are cleaned once, here, so that
+every later stage can trust them: lone surrogates and NUL bytes are replaced, inline
+base64 `data:` payloads are elided, and oversized texts are cut with a marker.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from enum import StrEnum
+
+
+class Harness(StrEnum):
+    """The agent program that wrote a session. Values are the stored facet."""
+
+    CLAUDE_CODE = "claude_code"
+    CODEX = "codex"
+    PI = "pi"
+    HERMES = "hermes"
+    PARQUET = "parquet"  # an imported agent-traces parquet row without a known harness
+
+    @classmethod
+    def parse(cls, value: str | None) -> Harness | None:
+        """Accept the facet value or the short agent name (`claude` → claude_code).
+
+        Raises ValueError for an unknown name; None passes through.
+        """
+        if value is None:
+            return None
+        v = value.strip().lower().replace("-", "_")
+        aliases = {"claude": "claude_code", "claudecode": "claude_code", "claude_code": "claude_code"}
+        v = aliases.get(v, v)
+        try:
+            return cls(v)
+        except ValueError:
+            names = ", ".join(h.agent_name for h in cls if h is not cls.PARQUET)
+            raise ValueError(f"unknown harness {value!r} (expected one of: {names})") from None
+
+    @property
+    def agent_name(self) -> str:
+        """The short name used on the command line (`claude`, `codex`, `pi`, `hermes`)."""
+        return "claude" if self is Harness.CLAUDE_CODE else self.value
+
+
+class Role(StrEnum):
+    USER = "user"
+    ASSISTANT = "assistant"
+    TOOL = "tool"
+    SYSTEM = "system"
+
+
+class BlockType(StrEnum):
+    TEXT = "text"
+    THINKING = "thinking"
+    TOOL_USE = "tool_use"
+    TOOL_RESULT = "tool_result"
+
+    @property
+    def tier(self) -> int:
+        """Index order of a budgeted sweep: prose first, then tool calls, then tool output."""
+        return {"text": 0, "thinking": 0, "tool_use": 1, "tool_result": 2}[self.value]
+
+
+MAX_BLOCK_CHARS = 200_000
+_CUT_MARK = "\n[… cut by funes: {n} more characters]"
+
+# `data:<media-type>;base64,<payload>` where `data:` starts a token and the media type has no
+# whitespace, comma or quote. The payload is replaced; the media type is kept for context.
+_DATA_URI = re.compile(r"(?<![A-Za-z0-9_\-.])(data:[^\s,\"';]*(?:;[^\s,\"';]+)*;base64,)[A-Za-z0-9+/_\-]+=*")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def elide_data_uris(text: str) -> str:
+    """Replace the payload of every inline base64 data URI by `[elided]`."""
+    if ";base64," not in text:
+        return text
+    return _DATA_URI.sub(r"\1[elided]", text)
+
+
+def clean_text(text: str, *, max_chars: int = MAX_BLOCK_CHARS) -> str:
+    """Make transcript text safe to store and embed.
+
+    Lone UTF-16 surrogates (from `\\ud800`-style JSON escapes) become U+FFFD, NUL bytes are
+    dropped, base64 data URIs are elided, and text longer than `max_chars` code points is cut
+    with a visible marker.
+    """
+    if "\x00" in text:
+        text = text.replace("\x00", "")
+    if _SURROGATE.search(text):
+        text = _SURROGATE.sub("\ufffd", text)
+    text = elide_data_uris(text)
+    if len(text) > max_chars:
+        text = text[:max_chars] + _CUT_MARK.format(n=len(text) - max_chars)
+    return text
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """One piece of a turn. `text` is already cleaned (see `clean_text`)."""
+
+    type: BlockType
+    text: str
+    tool_name: str | None = None
+    tool_use_id: str | None = None
+
+    @classmethod
+    def make(
+        cls,
+        type: BlockType,
+        text: str,
+        *,
+        tool_name: str | None = None,
+        tool_use_id: str | None = None,
+    ) -> Block:
+        return cls(type, clean_text(text), tool_name=tool_name, tool_use_id=tool_use_id)
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One message of a session, with its provenance.
+
+    `turn_id` is stable across re-reads of the same (growing) unit: chunk ids derive from it.
+    `seq` is the 0-based position among retained turns of the unit, in file order.
+    `ts` is ISO-8601 UTC (`2025-01-13T10:11:12.345Z`), or "" when the source recorded none.
+    """
+
+    harness: Harness
+    session_id: str
+    turn_id: str
+    seq: int
+    ts: str
+    role: Role
+    blocks: tuple[Block, ...]
+    source_path: str
+    cwd: str | None = None
+    parent_id: str | None = None
+    git_branch: str | None = None
+    host: str | None = None  # set by sources that record it (parquet); else the indexing host
+    parent_session_id: str | None = None  # subagent / continuation link
+    scaffold: bool = False  # harness-injected text (env context, compaction summaries, caveats)
+
+    @property
+    def workdir(self) -> str:
+        return workdir_facet(self.cwd, self.source_path)
+
+
+_NON_ALNUM = re.compile(r"[^A-Za-z0-9]")
+
+
+def workdir_facet(cwd: str | None, source_path: str = "") -> str:
+    """cwd with every non-ASCII-alphanumeric character replaced by `-` (the Rust reference's facet).
+
+    `/home/u/llama.cpp` → `-home-u-llama-cpp`. With no usable cwd: the directory name after a
+    `projects` segment of the source path, else the source's parent directory name.
+    """
+    if cwd:
+        munged = _NON_ALNUM.sub("-", cwd)
+        if munged.strip("-"):
+            return munged
+    if source_path:
+        parts = source_path.replace("\\", "/").split("/")
+        if "projects" in parts:
+            i = parts.index("projects")
+            if i + 1 < len(parts) - 1:
+                return parts[i + 1]
+        if len(parts) >= 2 and parts[-2]:
+            return parts[-2]
+    return "-"
+
+
+def iso_utc(value: datetime) -> str:
+    """Format an aware datetime as ISO-8601 UTC with milliseconds and a `Z`."""
+    value = value.astimezone(UTC)
+    return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+
+
+def normalize_ts(value: object) -> str:
+    """Best-effort normalization of a recorded timestamp to ISO-8601 UTC (see `iso_utc`).
+
+    Accepts ISO strings (with `Z` or an offset; naive ones are taken as UTC), epoch seconds
+    (int/float) and epoch milliseconds (values above 1e11). Returns "" when unparseable.
+    """
+    if value is None or isinstance(value, bool):
+        return ""
+    if isinstance(value, int | float):
+        seconds = float(value) / 1000.0 if abs(value) > 1e11 else float(value)
+        try:
+            return iso_utc(datetime.fromtimestamp(seconds, tz=UTC))
+        except (OverflowError, OSError, ValueError):
+            return ""
+    if isinstance(value, str):
+        s = value.strip()
+        if not s:
+            return ""
+        if s.replace(".", "", 1).isdigit():
+            return normalize_ts(float(s))
+        try:
+            parsed = datetime.fromisoformat(s.replace("Z", "+00:00"))
+        except ValueError:
+            return ""
+        if parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=UTC)
+        return iso_utc(parsed)
+    return ""
+
+
+def parse_ts(ts: str) -> datetime | None:
+    """Parse a normalized `ts` back to an aware datetime (None when empty or invalid)."""
+    if not ts:
+        return None
+    try:
+        parsed = datetime.fromisoformat(ts.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
