@@ -1,0 +1,52 @@
+"""Shared fixtures: every test runs with its own FUNES_HOME and HOME under tmp_path."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = REPO / "fixtures"
+SHARED = REPO.parent / "shared"
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+AGENT_HOME_VARS = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "PI_CODING_AGENT_DIR", "HERMES_HOME")
+OFFLINE_EMBEDDER = "all-minilm-l6-v2-int8"
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    from funes.store.db import versions
+
+    lines = [f"funes store: {versions()}"]
+    try:
+        import onnxruntime
+
+        lines.append(f"onnxruntime {onnxruntime.__version__}")
+    except ImportError:
+        lines.append("onnxruntime not installed")
+    return lines
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """FUNES_HOME and HOME point into tmp_path; agent home overrides are cleared."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("FUNES_HOME", str(tmp_path / "funes"))
+    for var in AGENT_HOME_VARS:
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("FUNES_EMBEDDER", OFFLINE_EMBEDDER)
+    monkeypatch.setenv("FUNES_RERANKER", "none")
+    return home
+
+
+@pytest.fixture
+def funes_env() -> dict[str, str]:
+    """The environment a `python -m funes` subprocess should run with (the isolated one)."""
+    return dict(os.environ)

@@ -1,0 +1,49 @@
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from funes.chunks import chunk_id, chunk_turn, reassemble, render_block, split_text
+from funes.traces import Block, BlockType, Harness, Role, Turn
+
+
+def _turn(*blocks: Block, turn_id: str = "t1") -> Turn:
+    return Turn(Harness.CLAUDE_CODE, "s1", turn_id, 0, "", Role.ASSISTANT, blocks, "/x/s1.jsonl", cwd="/home/u/app")
+
+
+def test_chunk_id_is_the_first_16_hex_of_sha1_over_session_turn_block_split() -> None:
+    # sha1("s:t:0:0") computed independently
+    import hashlib
+
+    assert chunk_id("s", "t", 0, 0) == hashlib.sha1(b"s:t:0:0").hexdigest()[:16]
+    assert len(chunk_id("s", "t", 3, 1)) == 16
+
+
+def test_short_text_is_one_piece_and_long_text_is_split_near_1200_chars() -> None:
+    assert split_text("  hello  ") == ["hello"]
+    text = ("word " * 1000).strip()
+    pieces = split_text(text)
+    assert len(pieces) > 1
+    assert all(len(p) <= 1200 for p in pieces)
+    assert all(len(p) > 600 for p in pieces[:-1])
+
+
+def test_tool_blocks_are_rendered_with_their_tool_name() -> None:
+    assert render_block(Block(BlockType.TOOL_USE, '{"cmd":"ls"}', tool_name="Bash")) == '[tool_use Bash] {"cmd":"ls"}'
+    assert render_block(Block(BlockType.TOOL_RESULT, "out", tool_name="Bash")) == "[tool_result Bash] out"
+    assert render_block(Block(BlockType.TOOL_RESULT, "out")) == "[tool_result] out"
+
+
+def test_filtering_block_types_never_renumbers_block_indexes() -> None:
+    turn = _turn(Block(BlockType.THINKING, "hmm"), Block(BlockType.TEXT, "answer"))
+    all_ids = {c.block_idx: c.id for c in chunk_turn(turn)}
+    text_only = list(chunk_turn(turn, types={BlockType.TEXT}))
+    assert [c.block_idx for c in text_only] == [1]
+    assert text_only[0].id == all_ids[1]
+
+
+@given(st.text(alphabet=st.sampled_from("ab cd\nefgh ij"), min_size=0, max_size=6000))
+def test_reassembling_the_split_pieces_restores_the_stripped_text_modulo_whitespace(text: str) -> None:
+    pieces = split_text(text)
+    rebuilt = reassemble(pieces)
+    assert "".join(rebuilt.split()) == "".join(text.split())
