@@ -107,21 +107,26 @@ def index(sources: Sequence[TraceSource], job: IndexJob) -> IndexReport:
     deadline = started + job.params.budget_s if job.params.budget_s > 0 else None
     tiers = [TOP_TIER] if job.all_tiers_at_once else list(range(len(TIERS)))
     indexed: set[str] = set()
+    failed: set[str] = set()
     for tier in tiers:
-        owed = [u for u in ordered if _owed(job.store, u, tier)]
+        owed = [u for u in ordered if u.key not in failed and _owed(job.store, u, tier)]
         for done, unit in enumerate(owed, 1):
             if deadline is not None and time.monotonic() > deadline:
                 report.budget_exhausted = True
                 report.units_pending = len(owed) - done + 1
                 break
-            written = index_unit(by_unit[unit.key], unit, job, tier=tier, report=report)
-            indexed.add(unit.key)
+            # A unit re-read for a later tier adds chunks but is not counted again.
+            first_read = unit.key not in indexed
+            written, ok = index_unit(by_unit[unit.key], unit, job, tier=tier, report=report, count=first_read)
+            (indexed if ok else failed).add(unit.key)
             if job.progress is not None:
                 job.progress(Progress(tier, done, len(owed), unit.key, written))
         if report.budget_exhausted:
             break
     report.units_indexed = len(indexed)
-    report.units_unchanged = sum(1 for u in ordered if u.key not in indexed and not _owed(job.store, u, TOP_TIER))
+    report.units_unchanged = sum(
+        1 for u in ordered if u.key not in indexed and u.key not in failed and not _owed(job.store, u, TOP_TIER)
+    )
     if job.embedder is not None:
         report.vectors_backfilled = backfill_vectors(job.store, job.embedder, job.params)
     report.elapsed_s = time.monotonic() - started
@@ -135,23 +140,37 @@ def _owed(store: Store, unit: Unit, tier: int) -> bool:
     return record.signature != unit.signature or record.level < tier
 
 
-def index_unit(source: TraceSource, unit: Unit, job: IndexJob, *, tier: int, report: IndexReport) -> int:
-    """Read one unit and store its chunks of tiers ≤ `tier`. Returns chunks written.
+def _first_owed_tier(store: Store, unit: Unit) -> int:
+    """The lowest tier not yet stored for this unit at its current signature."""
+    record = store.unit(unit.key)
+    if record is None or unit.signature is None or record.signature != unit.signature:
+        return 0
+    return record.level + 1
+
+
+def index_unit(
+    source: TraceSource, unit: Unit, job: IndexJob, *, tier: int, report: IndexReport, count: bool = True
+) -> tuple[int, bool]:
+    """Read one unit and store its chunks of tiers ≤ `tier`. Returns (chunks written, success).
 
     Any exception while reading or writing this unit is recorded as a failure (the unit is
-    not marked indexed, so the next run retries it); StoreLocked-type errors propagate.
+    not marked indexed, so the next run retries it); StoreLocked / IncompatibleStore propagate.
+    With `count` False (a re-read for a later tier) turns, redactions and skipped records are
+    not added to the report again.
     """
-    types = {t for level in TIERS[: tier + 1] for t in level}
+    types = {t for level in TIERS[_first_owed_tier(job.store, unit) : tier + 1] for t in level}
     if not job.params.include_thinking:
         types.discard(BlockType.THINKING)
     stats = ReadStats()
+    local = IndexReport()
     pending: list[Chunk] = []
     written = 0
     turns = 0
+    ok = True
     try:
         for turn in source.read(unit, stats):
             turns += 1
-            turn = _redacted(turn, job.scanner, report)
+            turn = _redacted(turn, job.scanner, local)
             pending.extend(chunk_turn(turn, types=types, host=job.host))
             if len(pending) >= _FLUSH:
                 written += _flush(pending, job, report)
@@ -161,17 +180,19 @@ def index_unit(source: TraceSource, unit: Unit, job: IndexJob, *, tier: int, rep
         raise
     except Exception as exc:  # the per-unit guard: one bad unit never sinks the run
         report.failures.append(UnitFailure(unit.key, f"{type(exc).__name__}: {exc}"))
+        ok = False
+    if count or not ok:
         report.read.merge(stats)
-        return written
-    report.read.merge(stats)
-    report.turns += turns
-    job.store.record_unit(
-        unit.key, harness=unit.harness.value, signature=unit.signature, level=tier, turns=turns, chunks=written
-    )
+        report.turns += turns
+        report.redactions += local.redactions
     if written:
         key = unit.harness.value
         report.per_harness[key] = report.per_harness.get(key, 0) + written
-    return written
+    if ok:
+        job.store.record_unit(
+            unit.key, harness=unit.harness.value, signature=unit.signature, level=tier, turns=turns, chunks=written
+        )
+    return written, ok
 
 
 def _redacted(turn: Turn, scanner: Scanner, report: IndexReport) -> Turn:

@@ -1,0 +1,93 @@
+"""The CLI end to end, in subprocesses, with the real offline embedder."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from claude_lines import conversation, write_session
+
+from funes.paths import Paths
+from funes.store import Store
+
+pytestmark = pytest.mark.models
+
+PAIRS = [
+    ("user", "The nightly export keeps dying halfway, what is going on?"),
+    ("assistant", "The worker gets OOM-killed: the export builds the whole CSV in memory before writing it."),
+    ("user", "Stream it instead."),
+    ("assistant", "Done: rows are now written in batches of 5000 through a generator, peak RSS dropped to 180 MB."),
+]
+
+
+def funes(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    out = subprocess.run([sys.executable, "-m", "funes", *args], capture_output=True, text=True, timeout=300, env=os.environ.copy())
+    if check:
+        assert out.returncode == 0, out.stderr
+    return out
+
+
+def test_index_recall_get_round_trip_with_provenance(isolated_env: Path) -> None:
+    write_session(isolated_env, conversation(PAIRS))
+    idx = funes("index")
+    assert "indexed 4 new chunks" in idx.stderr
+    assert idx.stdout == ""
+    rec = funes("recall", "why did the nightly export run out of memory", "-k", "2")
+    first = rec.stdout.split("---\n")[0].splitlines()
+    assert re.fullmatch(r"\[2026-04-02T10:00:0\d\.000Z\] claude_code -home-dev-shop/0b9f6c1e text  score=\d\.\d{3}", first[0])
+    get_line = first[1]
+    assert get_line.startswith("  → get 0b9f6c1e-5d1a-4c55-9a53-7f0d2c1e9a10 ")
+    assert get_line.endswith(" --memory local")
+    assert "OOM-killed" in rec.stdout
+    session, turn = get_line.split()[2:4]
+    got = funes("get", session, turn, "--window", "1", "--format", "agent")
+    assert f"turn={turn}" in got.stdout
+    assert got.stdout.count("---\n") >= 2
+
+
+def test_get_of_an_unknown_turn_says_so_and_exits_1(isolated_env: Path) -> None:
+    write_session(isolated_env, conversation(PAIRS))
+    funes("index")
+    out = funes("get", "0b9f6c1e-5d1a-4c55-9a53-7f0d2c1e9a10", "nope", check=False)
+    assert out.returncode == 1
+    assert out.stdout.strip() == "turn nope not found in session 0b9f6c1e-5d1a-4c55-9a53-7f0d2c1e9a10"
+
+
+def test_recall_before_any_index_explains_what_to_run(isolated_env: Path) -> None:
+    out = funes("recall", "anything", check=False)
+    assert out.returncode == 1
+    assert "no memory yet" in out.stderr and "funes index" in out.stderr
+    assert out.stdout == ""
+
+
+def test_a_query_of_only_punctuation_answers_no_results(isolated_env: Path) -> None:
+    write_session(isolated_env, conversation(PAIRS))
+    funes("index")
+    out = funes("recall", '"*"', "--harness", "codex")
+    assert out.stdout == "no results\n"
+
+
+def test_index_while_another_writer_holds_the_memory_exits_75(isolated_env: Path) -> None:
+    write_session(isolated_env, conversation(PAIRS))
+    paths = Paths.resolve().ensure()
+    store = Store.open(paths.memory_db, lock_path=paths.lock_file)
+    with store.writing():
+        out = funes("index", check=False)
+    store.close()
+    assert out.returncode == 75
+    assert "another funes process is writing" in out.stderr
+
+
+def test_status_counts_sessions_and_points_at_the_next_step(isolated_env: Path) -> None:
+    write_session(isolated_env, conversation(PAIRS))
+    before = funes("status", "--format", "agent").stdout
+    assert "1 not indexed" in before and "next: funes index" in before
+    funes("index")
+    after = funes("status", "--format", "agent").stdout
+    assert "chunks: 4  sessions: 1" in after
+    assert "claude_code: 1 sessions, 4 chunks" in after
+    assert "0 not indexed" in after

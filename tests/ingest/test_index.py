@@ -1,0 +1,116 @@
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from claude_lines import conversation, write_session
+from fakes import BagOfWordsEmbedder
+
+from funes.ingest import IndexJob, index
+from funes.paths import AgentHomes
+from funes.redact import RuleScanner
+from funes.retrieval import recall
+from funes.settings import INDEX
+from funes.store import Store
+from funes.traces import discover
+
+PAIRS = [
+    ("user", "Why does the checkout page time out under load?"),
+    ("assistant", "The payment webhook handler holds a row lock while it calls the bank API."),
+    ("user", "How do we fix it?"),
+    ("assistant", "Move the bank call out of the transaction and retry with an idempotency key."),
+]
+
+
+def _job(store: Store, emb: BagOfWordsEmbedder, **kw: object) -> IndexJob:
+    return IndexJob(store=store, embedder=emb, scanner=RuleScanner(), params=INDEX, **kw)  # type: ignore[arg-type]
+
+
+def test_reindexing_an_unchanged_transcript_reads_and_embeds_nothing(isolated_env: Path, tmp_path: Path) -> None:
+    write_session(isolated_env, conversation(PAIRS))
+    emb = BagOfWordsEmbedder()
+    sources = discover(AgentHomes.resolve())
+    with Store.open(tmp_path / "m.db") as store:
+        first = index(sources, _job(store, emb))
+        embedded = emb.texts_embedded
+        again = index(sources, _job(store, emb))
+    assert first.chunks_written == 4 and first.units_indexed == 1
+    assert again.chunks_written == 0 and again.units_unchanged == 1 and again.turns == 0
+    assert emb.texts_embedded == embedded
+
+
+def test_a_grown_transcript_adds_only_its_new_turns(isolated_env: Path, tmp_path: Path) -> None:
+    path = write_session(isolated_env, conversation(PAIRS[:2]))
+    emb = BagOfWordsEmbedder()
+    sources = discover(AgentHomes.resolve())
+    with Store.open(tmp_path / "m.db") as store:
+        index(sources, _job(store, emb))
+        before = emb.texts_embedded
+        path.write_text("\n".join(conversation(PAIRS)) + "\n")
+        report = index(sources, _job(store, emb))
+        assert report.chunks_written == 2 and report.chunks_existing == 2
+        assert emb.texts_embedded - before == 2
+
+
+def test_recall_still_works_after_the_agent_deletes_its_transcript(isolated_env: Path, tmp_path: Path) -> None:
+    path = write_session(isolated_env, conversation(PAIRS))
+    with Store.open(tmp_path / "m.db") as store:
+        index(discover(AgentHomes.resolve()), _job(store, BagOfWordsEmbedder()))
+        path.unlink()
+        hits = recall(store, "idempotency key bank call", embedder=BagOfWordsEmbedder(), reranker=None).hits
+    assert "idempotency key" in hits[0].chunk.text
+
+
+def test_a_transcript_that_disappears_mid_run_is_a_failure_not_a_crash(isolated_env: Path, tmp_path: Path) -> None:
+    """A unit that cannot be opened is recorded as failed and not marked indexed (retry next run)."""
+    path = write_session(isolated_env, conversation(PAIRS))
+    sources = discover(AgentHomes.resolve())
+    units = list(sources[0].units())
+    path.unlink()
+
+    class Vanishing:
+        harness = sources[0].harness
+
+        def units(self):  # type: ignore[no-untyped-def]
+            return units
+
+        def read(self, unit, stats):  # type: ignore[no-untyped-def]
+            return sources[0].read(unit, stats)
+
+        def unit_for_hook(self, payload):  # type: ignore[no-untyped-def]
+            return None
+
+    with Store.open(tmp_path / "m.db") as store:
+        report = index([Vanishing()], _job(store, BagOfWordsEmbedder()))
+        assert len(report.failures) == 1 and "FileNotFoundError" in report.failures[0].error
+        assert store.unit(units[0].key) is None
+        write_session(isolated_env, conversation(PAIRS))
+        assert index(discover(AgentHomes.resolve()), _job(store, BagOfWordsEmbedder())).chunks_written == 4
+
+
+def test_a_secret_in_a_transcript_is_redacted_before_it_is_stored(isolated_env: Path, tmp_path: Path) -> None:
+    key = "AKIA" + "ABCDEFGHIJKLMNOP"
+    write_session(isolated_env, conversation([("user", f"my key is {key} please use it")]))
+    with Store.open(tmp_path / "m.db") as store:
+        report = index(discover(AgentHomes.resolve()), _job(store, BagOfWordsEmbedder()))
+        texts = [r[0] for r in store.raw.execute("select text from chunks")]
+    assert report.redactions == 1
+    assert texts == ["my key is [REDACTED:aws_access_key_id] please use it"]
+
+
+def test_without_sqlite_vec_funes_indexes_and_recalls_lexically_with_a_warning(isolated_env: Path, tmp_path: Path) -> None:
+    write_session(isolated_env, conversation(PAIRS))
+    blocker = tmp_path / "block"
+    blocker.mkdir()
+    (blocker / "sqlite_vec.py").write_text("raise ImportError('sqlite-vec blocked by the test')\n")
+    env = dict(os.environ, PYTHONPATH=str(blocker))
+    run = [sys.executable, "-m", "funes"]
+    idx = subprocess.run([*run, "index", "--yes"], env=env, capture_output=True, text=True, timeout=120)
+    assert idx.returncode == 0, idx.stderr
+    assert "vector search unavailable" in idx.stderr
+    rec = subprocess.run([*run, "recall", "idempotency key"], env=env, capture_output=True, text=True, timeout=120)
+    assert rec.returncode == 0, rec.stderr
+    assert "idempotency key" in rec.stdout
+    assert "lexical" in rec.stderr

@@ -1,0 +1,150 @@
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import numpy as np
+import pytest
+from fakes import BagOfWordsEmbedder
+
+from funes.chunks import chunk_turn
+from funes.errors import IncompatibleStore, StoreLocked
+from funes.store import Filters, Store, StoreState, fts_query
+from funes.store.schema import SCHEMA_VERSION
+from funes.traces import Block, BlockType, Harness, Role, Turn
+
+
+def _turn(seq: int, text: str, *, session: str = "sess-1", role: Role = Role.USER, harness: Harness = Harness.CLAUDE_CODE) -> Turn:
+    return Turn(harness, session, f"turn-{seq}", seq, f"2026-01-0{1 + seq % 9}T10:00:00.000Z", role,
+                (Block(BlockType.TEXT, text),), "/tmp/x.jsonl", cwd="/home/dev/app")
+
+
+def _fill(store: Store, texts: list[str], **kw: object) -> None:
+    emb = BagOfWordsEmbedder()
+    store.stamp_model(emb.model_id, emb.dim)
+    chunks = [c for i, t in enumerate(texts) for c in chunk_turn(_turn(i, t, **kw))]  # type: ignore[arg-type]
+    store.add(chunks, emb.embed([c.text for c in chunks]))
+
+
+def test_a_new_memory_is_migrated_to_the_current_schema_and_is_private(tmp_path: Path) -> None:
+    old = os.umask(0)
+    try:
+        store = Store.open(tmp_path / "m.db")
+    finally:
+        os.umask(old)
+    assert store.raw.execute("pragma user_version").fetchone()[0] == SCHEMA_VERSION
+    assert store.raw.execute("pragma journal_mode").fetchone()[0] == "wal"
+    assert stat.S_IMODE((tmp_path / "m.db").stat().st_mode) == 0o600
+    assert store.state() is StoreState.EMPTY
+    store.close()
+
+
+def test_a_memory_from_a_newer_funes_is_refused(tmp_path: Path) -> None:
+    Store.open(tmp_path / "m.db").close()
+    import sqlite3
+
+    conn = sqlite3.connect(tmp_path / "m.db")
+    conn.execute(f"pragma user_version = {SCHEMA_VERSION + 5}")
+    conn.commit()
+    conn.close()
+    with pytest.raises(IncompatibleStore, match="schema version"):
+        Store.open(tmp_path / "m.db")
+
+
+def test_recall_with_another_embedding_model_is_refused_with_how_to_rebuild(tmp_path: Path) -> None:
+    with Store.open(tmp_path / "m.db") as store:
+        store.stamp_model("a/model@1", 64)
+        with pytest.raises(IncompatibleStore) as err:
+            store.check_model("b/model@2")
+    assert "a/model@1" in err.value.message
+    assert err.value.hint is not None and "rebuild" in err.value.hint
+
+
+def test_adding_the_same_chunks_twice_writes_them_once(tmp_path: Path) -> None:
+    emb = BagOfWordsEmbedder()
+    with Store.open(tmp_path / "m.db") as store:
+        store.stamp_model(emb.model_id, emb.dim)
+        chunks = list(chunk_turn(_turn(0, "hello world")))
+        assert store.add(chunks, emb.embed([c.text for c in chunks])) == 1
+        assert store.add(chunks, emb.embed([c.text for c in chunks])) == 0
+        assert store.stats().chunks == 1
+        assert store.raw.execute("select count(*) from chunks_vec").fetchone()[0] == 1
+
+
+@pytest.mark.parametrize(
+    "query",
+    ['"unbalanced', "AND OR NOT", "NEAR(a b)", "col:value", "a* ^b", "()", "'; drop table chunks; --", "***", "-", "--", "😀"],
+)
+def test_fts5_syntax_in_a_query_is_searched_as_text_and_never_errors(tmp_path: Path, query: str) -> None:
+    with Store.open(tmp_path / "m.db") as store:
+        _fill(store, ["drop table chunks is dangerous", "value of col", "a b c"])
+        store.lexical(query, k=5)  # must not raise
+        assert store.stats().chunks == 3
+
+
+def test_identifiers_with_inner_punctuation_are_matched_as_phrases() -> None:
+    assert fts_query("why max_connections?") == '"max_connections"'
+    assert fts_query("the and of") is None
+    assert fts_query('say "hi"') == '"say" OR "hi"'
+
+
+def test_lexical_finds_an_exact_identifier_and_respects_filters(tmp_path: Path) -> None:
+    with Store.open(tmp_path / "m.db") as store:
+        _fill(store, ["set pool_recycle_seconds to 280", "the pool was recycled", "nothing here"])
+        top = store.lexical("pool_recycle_seconds", k=3)
+        assert len(top) == 1
+        row = store.fetch([top[0][0]])[top[0][0]]
+        assert "pool_recycle_seconds" in row.text
+        assert store.lexical("pool_recycle_seconds", k=3, filters=Filters(harness="codex")) == []
+        assert store.lexical("pool_recycle_seconds", k=3, filters=Filters(block_type="text")) == top
+
+
+def test_semantic_search_filters_before_ranking(tmp_path: Path) -> None:
+    emb = BagOfWordsEmbedder()
+    with Store.open(tmp_path / "m.db") as store:
+        store.stamp_model(emb.model_id, emb.dim)
+        chunks = [c for i in range(20) for c in chunk_turn(_turn(i, f"alpha beta {i}", session=f"s{i}"))]
+        chunks += list(chunk_turn(_turn(99, "gamma delta", session="p", harness=Harness.PI)))
+        store.add(chunks, emb.embed([c.text for c in chunks]))
+        hits = store.semantic(emb.embed_query("alpha beta"), k=3, filters=Filters(harness="pi"))
+        assert len(hits) == 1
+        assert store.fetch([hits[0][0]])[hits[0][0]].harness == "pi"
+
+
+def test_int8_vectors_keep_the_nearest_neighbour(tmp_path: Path) -> None:
+    rng = np.random.default_rng(7)
+    vectors = rng.normal(size=(50, 64)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    with Store.open(tmp_path / "m.db") as store:
+        store.stamp_model("test/random@0", 64, element="int8")
+        chunks = [c for i in range(50) for c in chunk_turn(_turn(i, f"text {i}", session=f"s{i}"))]
+        store.add(chunks, vectors)
+        for i in (0, 17, 42):
+            hits = store.semantic(vectors[i], k=1)
+            assert store.fetch([hits[0][0]])[hits[0][0]].session_id == f"s{i}"
+
+
+def test_neighbors_and_turn_windows_follow_session_order(tmp_path: Path) -> None:
+    with Store.open(tmp_path / "m.db") as store:
+        _fill(store, [f"message number {i}" for i in range(7)])
+        rows = store.fetch([r for r, _ in store.lexical("message number 3", k=10)])
+        middle = next(c for c in rows.values() if c.seq == 3)
+        assert [n.seq for n in store.neighbors(middle, 1)] == [2, 4]
+        assert [n.seq for n in store.neighbors(middle, 2)] == [1, 2, 4, 5]
+        window = store.turns_around("sess-1", "turn-3", 2)
+        assert sorted({c.seq for c in window}) == [1, 2, 3, 4, 5]
+        assert store.turns_around("sess-1", "no-such-turn", 2) == []
+
+
+def test_a_second_writer_fails_fast_with_exit_status_75(tmp_path: Path) -> None:
+    a = Store.open(tmp_path / "m.db")
+    b = Store.open(tmp_path / "m.db")
+    with a.writing():
+        with pytest.raises(StoreLocked) as err, b.writing():
+            pass
+    assert err.value.exit_code == 75
+    with b.writing():
+        pass
+    a.close()
+    b.close()
