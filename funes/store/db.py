@@ -63,7 +63,9 @@ def connect(path: Path | str, *, readonly: bool = False) -> Connection:
     sqlite = sqlite_module()
     target = str(path)
     if readonly and target != ":memory:":
-        raw = sqlite.connect(f"file:{target}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
+        # as_uri() percent-encodes the path, so `?`, `#` or spaces in it cannot alter the URI.
+        uri = Path(target).resolve().as_uri() + "?mode=ro"
+        raw = sqlite.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
     else:
         if target != ":memory:":
             create_private(Path(target))

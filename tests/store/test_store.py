@@ -148,3 +148,12 @@ def test_a_second_writer_fails_fast_with_exit_status_75(tmp_path: Path) -> None:
         pass
     a.close()
     b.close()
+
+
+def test_a_memory_under_a_path_with_uri_characters_opens_read_only(tmp_path: Path) -> None:
+    odd = tmp_path / "dir with ?query#frag%20"
+    odd.mkdir()
+    with Store.open(odd / "m.db") as store:
+        _fill(store, ["hello there"])
+    with Store.open(odd / "m.db", readonly=True) as ro:
+        assert ro.stats().chunks == 1
