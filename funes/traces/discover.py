@@ -103,8 +103,8 @@ class FilesSource:
         self.harness = harness or Harness.CLAUDE_CODE
 
     def _entry_for(self, path: Path) -> SourceEntry | None:
-        if self.forced is not None:
-            return SOURCES.get(self.forced)
+        if self.forced is not None and path == self.root:
+            return SOURCES.get(self.forced)  # one file named with --harness: read it as told
         stats = ReadStats()
         try:
             for _, first in read_records(path, stats):
@@ -122,6 +122,8 @@ class FilesSource:
             entry = self._entry_for(path)
             if entry is None or entry.read_file is None:
                 continue
+            if self.forced is not None and entry.harness is not self.forced:
+                continue  # --harness over a directory: only that agent's files
             unit = file_unit(path, entry.harness, secondary=is_subagent_file(path))
             if unit is not None:
                 yield unit
