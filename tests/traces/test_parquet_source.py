@@ -51,13 +51,13 @@ def test_rows_carry_their_harness_host_cwd_and_timestamps() -> None:
     assert other_row.harness is Harness.PARQUET  # "opencode" is not an agent funes knows
     assert (codex_row.host, codex_row.cwd) == ("atlas", "/home/dev/src/kilnbook")
     assert other_row.host == "kestrel"
-    assert codex_row.ts == "2026-01-20T14:05:00.000Z"  # no message timestamps: sent_at
+    assert codex_row.ts == "2026-03-19T14:05:00.000Z"  # no message timestamps: sent_at
     second = [t for t in turns if t.session_id == "pq-kilnbook-0002"]
     assert [t.ts for t in second] == [
-        "2026-02-03T09:30:05.000Z",
-        "2026-02-03T09:30:09.000Z",
-        "2026-02-03T09:30:10.000Z",
-        "2026-02-03T09:30:15.000Z",
+        "2026-03-20T09:30:05.000Z",
+        "2026-03-20T09:30:09.000Z",
+        "2026-03-20T09:30:10.000Z",
+        "2026-03-20T09:30:15.000Z",
     ]
     assert second[2].blocks[0].tool_name == "read"  # back-filled from the call id
 

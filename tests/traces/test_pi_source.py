@@ -35,7 +35,7 @@ def test_a_v3_session_maps_thinking_tool_calls_results_answers_and_bash_runs() -
         "limit": 12,
     }
     assert turns[1].blocks[1].tool_use_id == "toolu_01PiReadGlazeA"
-    assert turns[0].ts == "2026-03-15T10:21:02.500Z"
+    assert turns[0].ts == "2026-03-21T10:21:02.500Z"
     # model_change, thinking_level_change, session_info are state, not turns; the aborted
     # assistant message with empty content yields nothing
     assert stats.unknown_records == 3
