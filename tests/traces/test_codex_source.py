@@ -262,3 +262,69 @@ def test_a_stop_hook_payload_finds_the_rollout_by_path_or_by_thread_id(tmp_path:
     assert notify is not None and notify.path == archived
     assert source.unit_for_hook({"session_id": "019c0000-0000-7000-8000-000000000000"}) is None
     assert source.unit_for_hook({"session_id": "../../etc"}) is None
+
+
+def test_compaction_summaries_are_scaffolding_and_other_tool_calls_are_kept(tmp_path: Path) -> None:
+    lines = [
+        meta(THREAD, "2026-01-01T10:00:00Z", "2026-01-01T10:00:00Z"),
+        env(
+            "2026-01-01T10:00:01Z",
+            "response_item",
+            {
+                "type": "local_shell_call",
+                "call_id": "c1",
+                "status": "completed",
+                "action": {"type": "exec", "command": ["ls"]},
+            },
+        ),
+        env(
+            "2026-01-01T10:00:02Z",
+            "response_item",
+            {"type": "function_call_output", "call_id": "c1", "output": "README.md"},
+        ),
+        env(
+            "2026-01-01T10:00:03Z",
+            "response_item",
+            {
+                "type": "web_search_call",
+                "status": "completed",
+                "action": {"type": "search", "query": "cone 6 temperature"},
+            },
+        ),
+        env(
+            "2026-01-01T10:00:04Z",
+            "response_item",
+            {
+                "type": "message",
+                "role": "user",
+                "content": [
+                    {"type": "input_text", "text": "look"},
+                    {"type": "input_image", "image_url": "data:image/png;base64,iVBORw0KGgo="},
+                ],
+            },
+        ),
+        env(
+            "2026-01-01T10:00:05Z",
+            "compacted",
+            {
+                "message": "Summary: the user asked about cones.",
+                "replacement_history": [item("user", "look")],
+            },
+        ),
+        env(
+            "2026-01-01T10:00:06Z",
+            "response_item",
+            {"type": "ghost_snapshot", "ghost_commit": {"id": "abc"}},
+        ),
+    ]
+    turns, stats = read(write_lines(tmp_path / rollout_name(), lines))
+    assert [(t.role, b.type, b.tool_name) for t in turns for b in t.blocks] == [
+        (Role.ASSISTANT, BlockType.TOOL_USE, "local_shell"),
+        (Role.TOOL, BlockType.TOOL_RESULT, "local_shell"),
+        (Role.ASSISTANT, BlockType.TOOL_USE, "web_search"),
+        (Role.USER, BlockType.TEXT, None),
+        (Role.USER, BlockType.TEXT, None),
+    ]
+    assert turns[3].blocks[0].text == "look"  # the image part is not text
+    assert turns[4].scaffold and turns[4].blocks[0].text.startswith("Summary:")
+    assert stats.unknown_records == 1  # ghost_snapshot
