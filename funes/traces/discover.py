@@ -14,8 +14,12 @@ from typing import Any
 
 from funes.paths import AgentHomes
 from funes.traces.claude_code import ClaudeCodeSource, is_subagent_file, read_claude_file
+from funes.traces.codex import CodexSource, read_codex_file
+from funes.traces.hermes import DB_NAME, HermesSource, is_sqlite_file
 from funes.traces.jsonl import read_records
 from funes.traces.model import Harness, Turn
+from funes.traces.parquet import ParquetSource
+from funes.traces.pi import PiSource, is_pi_header, read_pi_file
 from funes.traces.source import ReadStats, TraceSource, Unit, file_unit, walk_files
 
 FileReader = Callable[[Path, ReadStats], Iterator[Turn]]
@@ -35,12 +39,47 @@ def _claude_sniff(first: Mapping[str, Any]) -> bool:
     return True  # the fallback: Claude Code files have no distinctive first record
 
 
+def _codex_sniff(first: Mapping[str, Any]) -> bool:
+    if first.get("type") == "session_meta":
+        return True
+    # pre-envelope rollouts start with a bare header: {id, timestamp, instructions?, …}
+    return "type" not in first and "payload" not in first and "id" in first and "timestamp" in first
+
+
+def _never(first: Mapping[str, Any]) -> bool:
+    return False  # not a JSONL source
+
+
 SOURCES: dict[Harness, SourceEntry] = {
     Harness.CLAUDE_CODE: SourceEntry(
         Harness.CLAUDE_CODE,
         lambda homes: ClaudeCodeSource(homes.claude),
         read_claude_file,
         _claude_sniff,
+    ),
+    Harness.CODEX: SourceEntry(
+        Harness.CODEX,
+        lambda homes: CodexSource(homes.codex),
+        read_codex_file,
+        _codex_sniff,
+    ),
+    Harness.PI: SourceEntry(
+        Harness.PI,
+        lambda homes: PiSource(homes.pi),
+        read_pi_file,
+        is_pi_header,
+    ),
+    Harness.HERMES: SourceEntry(
+        Harness.HERMES,
+        lambda homes: HermesSource(homes.hermes),
+        None,
+        _never,
+    ),
+    Harness.PARQUET: SourceEntry(
+        Harness.PARQUET,
+        lambda homes: ParquetSource(),  # imports only: there is no default location
+        None,
+        _never,
     ),
 }
 
@@ -64,8 +103,8 @@ class FilesSource:
         self.harness = harness or Harness.CLAUDE_CODE
 
     def _entry_for(self, path: Path) -> SourceEntry | None:
-        if self.forced is not None:
-            return SOURCES.get(self.forced)
+        if self.forced is not None and path == self.root:
+            return SOURCES.get(self.forced)  # one file named with --harness: read it as told
         stats = ReadStats()
         try:
             for _, first in read_records(path, stats):
@@ -81,8 +120,10 @@ class FilesSource:
         paths = [self.root] if self.root.is_file() else walk_files(self.root, "*.jsonl")
         for path in paths:
             entry = self._entry_for(path)
-            if entry is None:
+            if entry is None or entry.read_file is None:
                 continue
+            if self.forced is not None and entry.harness is not self.forced:
+                continue  # --harness over a directory: only that agent's files
             unit = file_unit(path, entry.harness, secondary=is_subagent_file(path))
             if unit is not None:
                 yield unit
@@ -100,7 +141,22 @@ class FilesSource:
 def sources_for_path(path: Path, harness: Harness | None = None) -> list[TraceSource]:
     """Sources over an explicit file or directory.
 
-    A `.parquet` file is an agent-traces import, a SQLite file (`state.db`) a Hermes database,
-    anything else JSONL transcripts (sniffed per file unless `harness` is given).
+    A `.parquet` file is an agent-traces import, a SQLite file (`state.db`, or any file with
+    the SQLite header) a Hermes database, anything else JSONL transcripts (sniffed per file
+    unless `harness` is given). A directory yields its JSONL transcripts plus any Parquet
+    files and Hermes `state.db` files under it.
     """
-    return [FilesSource(path, harness)]
+    if path.is_file():
+        if path.suffix == ".parquet":
+            return [ParquetSource([path])]
+        if path.name == DB_NAME or is_sqlite_file(path):
+            return [HermesSource(databases=[path])]
+        return [FilesSource(path, harness)]
+    sources: list[TraceSource] = [FilesSource(path, harness)]
+    if harness in (None, Harness.PARQUET) and any(walk_files(path, "*.parquet")):
+        sources.append(ParquetSource([path]))
+    if harness in (None, Harness.HERMES):
+        dbs = [p for p in walk_files(path, DB_NAME) if is_sqlite_file(p)]
+        if dbs:
+            sources.append(HermesSource(databases=dbs))
+    return sources

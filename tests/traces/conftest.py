@@ -1,0 +1,31 @@
+"""pytest fixtures for the source tests: agent homes over fixtures/, Hermes built from SQL."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from trace_fixtures import FIXTURES, HERMES_LEGACY_SQL, HERMES_SQL, build_db
+
+from funes.paths import AgentHomes
+
+
+@pytest.fixture
+def hermes_home(tmp_path: Path) -> Path:
+    """A HERMES_HOME with the current-schema state.db and a profile on the legacy schema."""
+    home = tmp_path / "hermes-home"
+    build_db(home / "state.db", HERMES_SQL)
+    build_db(home / "profiles" / "studio" / "state.db", HERMES_LEGACY_SQL)
+    return home
+
+
+@pytest.fixture
+def homes(tmp_path: Path, hermes_home: Path) -> AgentHomes:
+    """Agent homes over the committed fixtures (read-only) and the built Hermes home."""
+    return AgentHomes(
+        home=tmp_path,
+        claude=FIXTURES / "claude",
+        codex=FIXTURES / "codex",
+        pi=FIXTURES / "pi",
+        hermes=hermes_home,
+    )

@@ -1,0 +1,78 @@
+"""Claude Code transcripts on the fixtures: main session, nested subagent, damaged file, hooks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from trace_fixtures import CLAUDE_PROJECT, FIXTURES, read_unit
+
+from funes.traces import BlockType, ReadStats, Role
+from funes.traces.claude_code import ClaudeCodeSource, read_claude_file
+
+MAIN = "a45e9651-f47f-59d5-bfa2-5b9d95d22ceb"
+EDGE = "841acb0b-c9cc-5da5-9fa0-5e347169a5af"
+SUBAGENT = CLAUDE_PROJECT / MAIN / "subagents" / "agent-a5a5a5b6b6b6c7c7c.jsonl"
+
+
+def test_the_main_session_reads_prompt_thinking_tools_and_answer_with_back_filled_names() -> None:
+    stats = ReadStats()
+    turns = list(read_claude_file(CLAUDE_PROJECT / f"{MAIN}.jsonl", stats))
+    assert [t.role for t in turns] == [
+        Role.USER,
+        Role.ASSISTANT,
+        Role.ASSISTANT,
+        Role.TOOL,
+        Role.ASSISTANT,
+        Role.TOOL,
+        Role.ASSISTANT,
+        Role.TOOL,
+        Role.ASSISTANT,
+    ]
+    assert turns[1].blocks[0].type is BlockType.THINKING
+    results = [b.tool_name for t in turns for b in t.blocks if b.type is BlockType.TOOL_RESULT]
+    assert results == ["Bash", "Task", "Edit"]
+    assert {t.git_branch for t in turns} == {"fix/idle-disconnects"}
+    assert "pool_recycle_seconds = 540" in turns[-1].blocks[0].text
+    # queue-operation ×2, attachment, system, last-prompt
+    assert stats.unknown_records == 5
+
+
+def test_a_nested_subagent_file_is_its_own_session_linked_to_its_parent() -> None:
+    source = ClaudeCodeSource(FIXTURES / "claude")
+    units = {u.path: u for u in source.units()}
+    assert units[SUBAGENT].secondary and not units[CLAUDE_PROJECT / f"{MAIN}.jsonl"].secondary
+    turns, _ = read_unit(source, units[SUBAGENT])
+    assert {t.session_id for t in turns} == {"agent-a5a5a5b6b6b6c7c7c"}
+    assert {t.parent_session_id for t in turns} == {MAIN}
+    assert [b.tool_name for t in turns for b in t.blocks if b.type is BlockType.TOOL_RESULT] == [
+        "Grep"
+    ]
+
+
+def test_a_damaged_transcript_is_read_around_its_bad_lines_and_counts_them() -> None:
+    stats = ReadStats()
+    turns = list(read_claude_file(CLAUDE_PROJECT / f"{EDGE}.jsonl", stats))
+    assert [t.blocks[0].text[:20] for t in turns] == [
+        "Rename the `Firing.c",
+        "Migration 0007 renam",
+        "Ran the migration on",
+    ]
+    assert "caf\ufffd" in turns[1].blocks[0].text
+    assert (stats.corrupt_records, stats.unknown_records, stats.invalid_utf8) == (1, 1, 1)
+    assert stats.truncated_tail
+
+
+def test_a_stop_payload_names_the_transcript_and_a_subagent_stop_its_agent_file() -> None:
+    source = ClaudeCodeSource(FIXTURES / "claude")
+    main = source.unit_for_hook(
+        {"session_id": MAIN, "transcript_path": str(CLAUDE_PROJECT / f"{MAIN}.jsonl")}
+    )
+    assert main is not None and main.path == CLAUDE_PROJECT / f"{MAIN}.jsonl"
+    sub = source.unit_for_hook(
+        {
+            "transcript_path": str(CLAUDE_PROJECT / f"{MAIN}.jsonl"),
+            "agent_transcript_path": str(SUBAGENT),
+        }
+    )
+    assert sub is not None and sub.path == SUBAGENT and sub.secondary
+    assert source.unit_for_hook({"transcript_path": str(Path("/elsewhere/x.jsonl"))}) is None
