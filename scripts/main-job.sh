@@ -3,6 +3,7 @@
 # Hermes) or, when there are none, the sample sessions in fixtures/, then answer a recall query.
 set -eu
 FUNES=${FUNES_BIN:-funes}
+PYTHON=${PYTHON:-python3}
 QUERY=${QUERY:-"why did the database connection fail and how was it fixed"}
 found=$("$FUNES" status --format agent | grep -c '^source ' || true)
 if [ "$found" -gt 0 ]; then
@@ -11,7 +12,12 @@ if [ "$found" -gt 0 ]; then
 else
   echo "== no agent sessions on this machine: indexing the samples in fixtures/" >&2
   export FUNES_HOME="${FUNES_HOME:-$PWD/.funes-demo}"
+  mkdir -p "$FUNES_HOME"
   "$FUNES" index fixtures --yes
+  # Hermes keeps its sessions in SQLite; the sample is SQL text, built into a state.db here.
+  "$PYTHON" -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[2]); c.executescript(open(sys.argv[1]).read()); c.commit()" \
+    fixtures/hermes/state.sql "$FUNES_HOME/sample-hermes-state.db" 2>/dev/null || true
+  "$FUNES" index "$FUNES_HOME/sample-hermes-state.db" --yes
 fi
 echo "== funes recall \"$QUERY\"" >&2
 "$FUNES" recall "$QUERY" -k 3
