@@ -44,6 +44,10 @@ def cli(ctx: click.Context, debug: bool) -> None:
 for command in (index, recall, get, status):
     cli.add_command(command)
 
+from funes.cli.spool import spool  # noqa: E402
+
+cli.add_command(spool)
+
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the `funes` console script."""

@@ -219,3 +219,21 @@ def backfill_vectors(store: Store, embedder: Embedder, params: IndexParams = IND
         vectors = embedder.embed([text for _, text, _, _ in batch])
         store.add_vectors(batch, vectors)
         total += len(batch)
+
+
+# The spool drain builds on index_unit above; imported last so it can import this package.
+from funes.ingest.spool import (  # noqa: E402
+    AgentBacklog,
+    Claimed,
+    DrainReport,
+    EntryError,
+    Spool,
+    SpoolEntry,
+    claim_batch,
+    fail,
+    group_by_memory,
+    process,
+    settle,
+    worker_active,
+    worker_lock,
+)
