@@ -425,6 +425,8 @@ def process(
     source can read (or that asks for it) makes its agent be swept instead. An entry is acked
     only after its unit's chunks are committed. StoreLocked propagates (the caller releases).
     """
+    if job.embedder is not None:
+        job.store.stamp_model(job.embedder.model_id, job.embedder.dim)
     units: dict[str, tuple[TraceSource, Unit, list[Claimed]]] = {}
     sweeps: dict[str, tuple[list[TraceSource], list[Claimed]]] = {}
     for item in claimed:
