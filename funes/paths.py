@@ -45,6 +45,7 @@ class Paths:
     data: Path
     spool: Path
     logs: Path
+    home: Path | None = None  # FUNES_HOME when set (installed hooks pass it on to the worker)
 
     @property
     def memory_db(self) -> Path:
@@ -83,7 +84,7 @@ class Paths:
         env = os.environ if env is None else env
         if home := env.get("FUNES_HOME"):
             root = Path(home).expanduser()
-            return cls(root / "data", root / "spool", root / "logs")
+            return cls(root / "data", root / "spool", root / "logs", root)
         from platformdirs import PlatformDirs
 
         dirs = PlatformDirs("funes", appauthor=False)

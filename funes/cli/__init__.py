@@ -44,9 +44,11 @@ def cli(ctx: click.Context, debug: bool) -> None:
 for command in (index, recall, get, status):
     cli.add_command(command)
 
+from funes.cli.agents import add, remove  # noqa: E402
 from funes.cli.spool import spool  # noqa: E402
 
-cli.add_command(spool)
+for command in (add, remove, spool):
+    cli.add_command(command)
 
 
 def main(argv: list[str] | None = None) -> None:
