@@ -139,6 +139,8 @@ def uninstall(ctx: Context) -> Changes:
             if not servers:
                 del doc["mcp_servers"]
         text = tomlkit.dumps(doc)
+        if "mcp_servers" not in doc and text.endswith("\n\n"):
+            text = text.rstrip("\n") + "\n"  # the blank line tomlkit put before the table it added
         if not remove_if_created(cfg_path, ctx, changes, empty=not text.strip()):
             write_if_changed(cfg_path, text, ctx, changes)
     return changes
