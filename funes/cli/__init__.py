@@ -46,8 +46,9 @@ for command in (index, recall, get, status):
 
 from funes.cli.agents import add, remove  # noqa: E402
 from funes.cli.spool import spool  # noqa: E402
+from funes.cli.watch import watch  # noqa: E402
 
-for command in (add, remove, spool):
+for command in (add, remove, spool, watch):
     cli.add_command(command)
 
 

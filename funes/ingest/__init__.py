@@ -237,3 +237,4 @@ from funes.ingest.spool import (  # noqa: E402
     worker_active,
     worker_lock,
 )
+from funes.ingest.watch import Watcher, WatchRoot  # noqa: E402
