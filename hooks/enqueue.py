@@ -97,8 +97,12 @@ def loads(text: str) -> object:
     text = text.strip(" \t\n\r")
     try:
         value, end = scan(text, 0)
-    except StopIteration:
-        raise ValueError("invalid JSON") from None
+    except (StopIteration, SystemError):
+        # The C scanner reports errors through json.decoder, which it only finds when that
+        # module is already imported (else: SystemError). Errors are rare: let json say it.
+        import json
+
+        return json.loads(text)
     if end != len(text):
         raise ValueError("extra data after JSON value")
     return value
@@ -358,23 +362,52 @@ def claim_start(spool: str, now: float) -> bool:
 
 
 def spawn_worker(spool: str, python: str, home: str | None, log_path: str) -> None:
-    """Start `python -m funes spool drain` detached: own session, stdin/stdout to devnull."""
-    import subprocess
+    """Start `python -m funes spool drain` detached: own session, stdin/stdout to devnull.
 
+    posix_spawn where available: importing subprocess (threading, signal, selectors…) would
+    double this hook's cost on the first turn after the worker went idle.
+    """
     env = dict(os.environ)
     if home:
         env["FUNES_HOME"] = home
     for var in ("PYTHONHOME", "PYTHONPATH", "PYTHONSTARTUP"):
         env.pop(var, None)
+    argv = [python, "-m", "funes", "spool", "drain", "--spool", spool]
     err = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
+        if os.name != "nt" and hasattr(os, "posix_spawn"):
+            try:
+                here: str | None = os.getcwd()
+            except OSError:
+                here = None
+            try:
+                os.chdir(spool)  # `-m funes` must not find a ./funes folder of the agent's project
+                os.posix_spawn(
+                    python,
+                    argv,
+                    env,
+                    setsid=True,
+                    file_actions=[
+                        (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                        (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
+                        (os.POSIX_SPAWN_DUP2, err, 2),
+                    ],
+                )
+                return
+            except (NotImplementedError, TypeError, AttributeError):
+                pass  # no setsid support here: fall back to subprocess
+            finally:
+                if here is not None:
+                    os.chdir(here)
+        import subprocess
+
         kwargs: dict[str, object] = {}
         if os.name == "nt":
             kwargs["creationflags"] = 0x00000008 | 0x00000200 | 0x08000000  # DETACHED, NEW_GROUP, NO_WINDOW
         else:
             kwargs["start_new_session"] = True
         subprocess.Popen(
-            [python, "-m", "funes", "spool", "drain", "--spool", spool],
+            argv,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=err,

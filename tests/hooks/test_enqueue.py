@@ -153,7 +153,7 @@ def test_the_hook_starts_one_worker_when_none_is_running(tmp_path: Path) -> None
     python, record = fake_python(tmp_path)
     assert run_hook(spool, "--agent", "claude", python=python, stdin=b"{}").returncode == 0
     deadline = time.monotonic() + 10
-    while not record.exists() and time.monotonic() < deadline:
+    while not (record.exists() and record.read_text().endswith("\n")) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert record.read_text().split() == ["-m", "funes", "spool", "drain", "--spool", str(spool)]
     assert (spool / "worker.starting").exists()  # until the worker takes the lock
