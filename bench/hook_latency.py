@@ -52,7 +52,12 @@ def _percentile(values: list[float], q: float) -> float:
 
 
 def measure_hook_latency(
-    n: int = 50, *, mode: str = "steady", python: str = sys.executable, hook: Path = HOOK, warmup: int = 3
+    n: int = 50,
+    *,
+    mode: str = "steady",
+    python: str = sys.executable,
+    hook: Path = HOOK,
+    warmup: int = 3,
 ) -> HookLatency:
     """Time `n` hook invocations (after `warmup` untimed ones). See the module docstring."""
     from filelock import FileLock
@@ -62,8 +67,20 @@ def measure_hook_latency(
     with tempfile.TemporaryDirectory(prefix="funes-hook-bench-") as tmp:
         spool = Path(tmp) / "spool"
         spool.mkdir(mode=0o700)
-        cmd = [python, "-I", "-S", str(hook), "--agent", "claude", "--spool", str(spool), "--python", stand_in,
-               "--event", "Stop"]
+        cmd = [
+            python,
+            "-I",
+            "-S",
+            str(hook),
+            "--agent",
+            "claude",
+            "--spool",
+            str(spool),
+            "--python",
+            stand_in,
+            "--event",
+            "Stop",
+        ]
         lock = FileLock(str(spool / "worker.lock"), timeout=0)
         if mode == "steady":
             lock.acquire()
@@ -75,7 +92,13 @@ def measure_hook_latency(
                 marker = spool / "worker.starting"
                 marker.unlink(missing_ok=True)  # cold: every call finds no worker starting
                 started = time.perf_counter()
-                subprocess.run(cmd, input=payload, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+                subprocess.run(
+                    cmd,
+                    input=payload,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    check=False,
+                )
                 elapsed = (time.perf_counter() - started) * 1000
                 if i >= warmup:
                     times.append(elapsed)
@@ -88,8 +111,15 @@ def measure_hook_latency(
         started = time.perf_counter()
         subprocess.run([python, "-I", "-S", "-c", "pass"], check=False)
         baseline.append((time.perf_counter() - started) * 1000)
-    return HookLatency(mode, n, statistics.median(times), _percentile(times, 0.95), max(times), entries - warmup,
-                       statistics.median(baseline))
+    return HookLatency(
+        mode,
+        n,
+        statistics.median(times),
+        _percentile(times, 0.95),
+        max(times),
+        entries - warmup,
+        statistics.median(baseline),
+    )
 
 
 def main() -> None:
@@ -99,8 +129,10 @@ def main() -> None:
     for mode in ("steady", "cold"):
         r = measure_hook_latency(args.n, mode=mode)
         verdict = "ok" if r.within_budget else f"OVER the {BUDGET_P95_MS:.0f} ms budget"
-        print(f"hook latency ({mode}, n={r.n}): p50 {r.p50_ms:.1f} ms  p95 {r.p95_ms:.1f} ms  max {r.max_ms:.1f} ms  "
-              f"(bare interpreter start p50 {r.baseline_p50_ms:.1f} ms)  [{verdict}]")
+        print(
+            f"hook latency ({mode}, n={r.n}): p50 {r.p50_ms:.1f} ms  p95 {r.p95_ms:.1f} ms  max {r.max_ms:.1f} ms  "
+            f"(bare interpreter start p50 {r.baseline_p50_ms:.1f} ms)  [{verdict}]"
+        )
 
 
 if __name__ == "__main__":

@@ -141,7 +141,7 @@ class AgentHomes:
             )
             if env.get(var)
         }
-        return replace(self, **changes) if changes else self  # type: ignore[arg-type]
+        return replace(self, **changes) if changes else self
 
     def session_roots(self) -> dict[str, list[Path]]:
         """Where each agent writes sessions, by harness value (what `funes watch` observes)."""

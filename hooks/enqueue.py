@@ -42,20 +42,56 @@ AGENTS = {
 # tool input/output) is transcript text and is dropped.
 POINTER_KEYS = frozenset(
     {
-        "session_id", "transcript_path", "agent_transcript_path", "cwd", "hook_event_name",
-        "turn_id", "agent_id", "agent_type", "source", "reason", "thread-id", "turn-id", "type",
-        "client", "session_file", "profile", "model", "permission_mode", "stop_hook_active",
-        "prompt_id", "platform", "task_id", "parent_session_id", "child_session_id",
-        "completed", "interrupted", "db_path", "state_db",
+        "session_id",
+        "transcript_path",
+        "agent_transcript_path",
+        "cwd",
+        "hook_event_name",
+        "turn_id",
+        "agent_id",
+        "agent_type",
+        "source",
+        "reason",
+        "thread-id",
+        "turn-id",
+        "type",
+        "client",
+        "session_file",
+        "profile",
+        "model",
+        "permission_mode",
+        "stop_hook_active",
+        "prompt_id",
+        "platform",
+        "task_id",
+        "parent_session_id",
+        "child_session_id",
+        "completed",
+        "interrupted",
+        "db_path",
+        "state_db",
     }
 )
 POINTER_SUFFIXES = ("_id", "-id", "_path", "_file")
 TEXT_KEYS = frozenset(
     {
-        "prompt", "last_assistant_message", "last-assistant-message", "input-messages",
-        "user_message", "assistant_response", "conversation_history", "messages", "message",
-        "tool_input", "tool_response", "error_details", "custom_instructions", "compact_summary",
-        "result", "error", "error_message",
+        "prompt",
+        "last_assistant_message",
+        "last-assistant-message",
+        "input-messages",
+        "user_message",
+        "assistant_response",
+        "conversation_history",
+        "messages",
+        "message",
+        "tool_input",
+        "tool_response",
+        "error_details",
+        "custom_instructions",
+        "compact_summary",
+        "result",
+        "error",
+        "error_message",
     }
 )
 ENV_KEYS = ("HERMES_HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "PI_CODING_AGENT_DIR")
@@ -131,7 +167,11 @@ def _dump(value: object, quote: object) -> str:
     if isinstance(value, int):
         return int.__repr__(value)
     if isinstance(value, float):
-        return float.__repr__(value) if value == value and value not in (float("inf"), float("-inf")) else "null"
+        return (
+            float.__repr__(value)
+            if value == value and value not in (float("inf"), float("-inf"))
+            else "null"
+        )
     if isinstance(value, dict):
         return "{" + ",".join(quote(str(k)) + ":" + _dump(v, quote) for k, v in value.items()) + "}"  # type: ignore[operator]
     if isinstance(value, (list, tuple)):
@@ -177,7 +217,9 @@ def _read_stdin(timeout_s: float) -> bytes:
         import threading
 
         box: list[bytes] = []
-        reader = threading.Thread(target=lambda: box.append(sys.stdin.buffer.read(MAX_STDIN_BYTES)), daemon=True)
+        reader = threading.Thread(
+            target=lambda: box.append(sys.stdin.buffer.read(MAX_STDIN_BYTES)), daemon=True
+        )
         reader.start()
         reader.join(timeout_s)
         return box[0] if box else b""
@@ -250,7 +292,9 @@ def _first(payload: dict[str, object], *keys: str) -> object:
     return None
 
 
-def build_entry(args: dict[str, object], payload: dict[str, object], now: float) -> dict[str, object]:
+def build_entry(
+    args: dict[str, object], payload: dict[str, object], now: float
+) -> dict[str, object]:
     event = args.get("event") or _first(payload, "hook_event_name", "type")
     cwd = _first(payload, "cwd")
     if cwd is None:
@@ -264,7 +308,9 @@ def build_entry(args: dict[str, object], payload: dict[str, object], now: float)
         "event": event,
         "received_at": now,
         "session_id": _first(payload, "session_id", "thread-id"),
-        "transcript_path": _first(payload, "agent_transcript_path", "transcript_path", "session_file"),
+        "transcript_path": _first(
+            payload, "agent_transcript_path", "transcript_path", "session_file"
+        ),
         "cwd": cwd,
         "sweep": bool(args.get("sweep")),
         "memory": args.get("memory"),
@@ -350,7 +396,7 @@ def claim_start(spool: str, now: float) -> bool:
                 continue
             if age < STARTING_STALE_S:
                 return False
-            try:
+            try:  # noqa: SIM105 (contextlib would cost start-up time)
                 os.unlink(marker)  # the worker that made it died before taking the lock
             except FileNotFoundError:
                 pass
@@ -403,7 +449,9 @@ def spawn_worker(spool: str, python: str, home: str | None, log_path: str) -> No
 
         kwargs: dict[str, object] = {}
         if os.name == "nt":
-            kwargs["creationflags"] = 0x00000008 | 0x00000200 | 0x08000000  # DETACHED, NEW_GROUP, NO_WINDOW
+            kwargs["creationflags"] = (
+                0x00000008 | 0x00000200 | 0x08000000
+            )  # DETACHED, NEW_GROUP, NO_WINDOW
         else:
             kwargs["start_new_session"] = True
         subprocess.Popen(
@@ -500,9 +548,14 @@ def run(argv: list[str]) -> None:
     home = args.get("home")
     try:
         _ensure_dir(os.path.join(spool, "logs"))
-        spawn_worker(spool, str(python), str(home) if home else None, os.path.join(spool, "logs", "worker.log"))
+        spawn_worker(
+            spool,
+            str(python),
+            str(home) if home else None,
+            os.path.join(spool, "logs", "worker.log"),
+        )
     except Exception as exc:
-        try:
+        try:  # noqa: SIM105
             os.unlink(os.path.join(spool, "worker.starting"))
         except OSError:
             pass
@@ -519,7 +572,7 @@ def main() -> None:
             spool = argv[argv.index("--spool") + 1]
         log(spool, f"hook failed: {type(exc).__name__}: {exc}")
     finally:
-        try:
+        try:  # noqa: SIM105
             sys.stdout.flush()
         except Exception:
             pass

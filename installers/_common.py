@@ -32,7 +32,9 @@ class InstallError(Exception):
 class Context:
     """Where things are, resolved by funes before it runs an installer."""
 
-    agent_home: Path  # ~/.claude, ~/.codex, ~/.pi/agent or ~/.hermes (after the agents' env overrides)
+    agent_home: (
+        Path  # ~/.claude, ~/.codex, ~/.pi/agent or ~/.hermes (after the agents' env overrides)
+    )
     user_home: Path
     python: str  # interpreter for the hook (-I -S) and the worker / MCP server (-m funes)
     hook: Path  # the installed copy of hooks/enqueue.py
@@ -44,8 +46,18 @@ class Context:
 
     def hook_base(self, agent: str) -> list[str]:
         """The hook's argv without its event: interpreter, script, agent, spool, worker, home, memory."""
-        argv = [self.python, "-I", "-S", str(self.hook), "--agent", agent, "--spool", str(self.spool),
-                "--python", self.python]
+        argv = [
+            self.python,
+            "-I",
+            "-S",
+            str(self.hook),
+            "--agent",
+            agent,
+            "--spool",
+            str(self.spool),
+            "--python",
+            self.python,
+        ]
         if self.funes_home:
             argv += ["--home", self.funes_home]
         if self.memory_path:
@@ -106,7 +118,9 @@ def is_our_mcp(entry: object) -> bool:
     if not isinstance(args, list):
         return False
     argv = [str(command), *map(str, args)]
-    return argv[1:4] == ["-m", "funes", "mcp"] or (Path(argv[0]).name == "funes" and argv[1:2] == ["mcp"])
+    return argv[1:4] == ["-m", "funes", "mcp"] or (
+        Path(argv[0]).name == "funes" and argv[1:2] == ["mcp"]
+    )
 
 
 # -- files ----------------------------------------------------------------------------------
@@ -159,7 +173,9 @@ def atomic_write(path: Path, data: bytes, *, mode: int | None = None) -> None:
         raise
 
 
-def write_if_changed(path: Path, text: str, ctx: Context, changes: Changes, *, mode: int | None = None) -> bool:
+def write_if_changed(
+    path: Path, text: str, ctx: Context, changes: Changes, *, mode: int | None = None
+) -> bool:
     """Write `text` to `path` unless it already holds exactly that. Backs up before the first edit."""
     data = text.encode("utf-8")
     try:
@@ -202,8 +218,10 @@ def load_json_object(path: Path) -> tuple[dict[str, Any], str | None]:
     try:
         data = json.loads(text)
     except ValueError as exc:
-        raise InstallError(f"{path} is not valid JSON ({exc}); funes will not rewrite it",
-                           hint="fix the file (or move it away) and run the command again") from None
+        raise InstallError(
+            f"{path} is not valid JSON ({exc}); funes will not rewrite it",
+            hint="fix the file (or move it away) and run the command again",
+        ) from None
     if not isinstance(data, dict):
         raise InstallError(f"{path} does not hold a JSON object; funes will not rewrite it")
     return data, text

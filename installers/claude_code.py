@@ -34,7 +34,12 @@ from ._common import (
 )
 
 AGENT = "claude_code"
-EVENTS = {"Stop": False, "SubagentStop": False, "SessionEnd": False, "SessionStart": True}  # event → sweep
+EVENTS = {
+    "Stop": False,
+    "SubagentStop": False,
+    "SessionEnd": False,
+    "SessionStart": True,
+}  # event → sweep
 TIMEOUT_S = 10
 DEFAULT_RETENTION_DAYS = 30
 MANAGED_SETTINGS = (
@@ -56,7 +61,11 @@ def claude_json_path(ctx: Context) -> Path:
 
 def desired_handlers(ctx: Context) -> dict[str, dict[str, Any]]:
     return {
-        event: {"type": "command", "command": ctx.hook_command(AGENT, event, sweep=sweep), "timeout": TIMEOUT_S}
+        event: {
+            "type": "command",
+            "command": ctx.hook_command(AGENT, event, sweep=sweep),
+            "timeout": TIMEOUT_S,
+        }
         for event, sweep in EVENTS.items()
     }
 
@@ -76,7 +85,9 @@ def install(ctx: Context) -> Changes:
     write_if_changed(path, dump_json(settings, original), ctx, changes)
     _register_mcp(ctx, changes)
     changes.warnings.extend(check(ctx).warnings)
-    changes.notes.append("Claude Code reads hooks at start: sessions already open keep running without them")
+    changes.notes.append(
+        "Claude Code reads hooks at start: sessions already open keep running without them"
+    )
     return changes
 
 
@@ -88,7 +99,9 @@ def _register_mcp(ctx: Context, changes: Changes) -> None:
         raise InstallError(f'{path}: "mcpServers" is not an object; funes will not rewrite it')
     current = servers.get(MCP_NAME)
     if current is not None and not is_our_mcp(current):
-        changes.warnings.append(f'{path} already has an MCP server named "funes" that is not funes\' own: left as is')
+        changes.warnings.append(
+            f'{path} already has an MCP server named "funes" that is not funes\' own: left as is'
+        )
         return
     servers[MCP_NAME] = desired_mcp(ctx)
     write_if_changed(path, dump_json(data, original), ctx, changes)
@@ -146,14 +159,24 @@ def _blockers(settings: dict[str, Any], ctx: Context) -> list[str]:
             layers.append((str(path), data))
     for where, data in layers:
         if data.get("disableAllHooks") is True:
-            out.append(f"disableAllHooks is true in {where}: Claude Code runs no hooks, so turns are only "
-                       "indexed by `funes index` or `funes watch`")
+            out.append(
+                f"disableAllHooks is true in {where}: Claude Code runs no hooks, so turns are only "
+                "indexed by `funes index` or `funes watch`"
+            )
         if data.get("allowManagedHooksOnly") is True:
-            out.append(f"allowManagedHooksOnly is true in {where}: Claude Code ignores funes' user hooks; "
-                       "use `funes watch` or ask your administrator to add them")
+            out.append(
+                f"allowManagedHooksOnly is true in {where}: Claude Code ignores funes' user hooks; "
+                "use `funes watch` or ask your administrator to add them"
+            )
     days = settings.get("cleanupPeriodDays")
-    if isinstance(days, (int, float)) and not isinstance(days, bool) and days < DEFAULT_RETENTION_DAYS:
+    if (
+        isinstance(days, (int, float))
+        and not isinstance(days, bool)
+        and days < DEFAULT_RETENTION_DAYS
+    ):
         what = "keeps no transcripts" if days <= 0 else f"deletes transcripts after {days:g} days"
-        out.append(f"cleanupPeriodDays={days:g}: Claude Code {what}; a turn whose hook did not fire is lost "
-                   "unless `funes index` runs before then (raise cleanupPeriodDays in settings.json)")
+        out.append(
+            f"cleanupPeriodDays={days:g}: Claude Code {what}; a turn whose hook did not fire is lost "
+            "unless `funes index` runs before then (raise cleanupPeriodDays in settings.json)"
+        )
     return out

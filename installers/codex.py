@@ -61,7 +61,11 @@ def _load_toml(path: Path) -> tomlkit.TOMLDocument:
 
 def desired_handlers(ctx: Context) -> dict[str, dict[str, Any]]:
     return {
-        event: {"type": "command", "command": ctx.hook_command(AGENT, event, sweep=sweep), "timeout": TIMEOUT_S}
+        event: {
+            "type": "command",
+            "command": ctx.hook_command(AGENT, event, sweep=sweep),
+            "timeout": TIMEOUT_S,
+        }
         for event, sweep in HOOK_EVENTS.items()
     }
 
@@ -98,14 +102,19 @@ def install(ctx: Context) -> Changes:
     else:
         changes.warnings.append(
             f"{cfg_path} already runs another notify program ({_short(notify)}); Codex allows only one, so "
-            "funes left it: per-turn indexing now depends on the hooks.json hooks being trusted (/hooks)")
+            "funes left it: per-turn indexing now depends on the hooks.json hooks being trusted (/hooks)"
+        )
     servers = doc.get("mcp_servers")
     if servers is None:
         servers = tomlkit.table(is_super_table=True)
         doc["mcp_servers"] = servers
     current = servers.get(MCP_NAME)
-    if current is not None and not is_our_mcp(current.unwrap() if hasattr(current, "unwrap") else current):
-        changes.warnings.append(f'{cfg_path} already has [mcp_servers.funes] that is not funes\' own: left as is')
+    if current is not None and not is_our_mcp(
+        current.unwrap() if hasattr(current, "unwrap") else current
+    ):
+        changes.warnings.append(
+            f"{cfg_path} already has [mcp_servers.funes] that is not funes' own: left as is"
+        )
     elif current is None or current.unwrap() != _mcp_table(ctx).unwrap():
         servers[MCP_NAME] = _mcp_table(ctx)
     write_if_changed(cfg_path, tomlkit.dumps(doc), ctx, changes)
@@ -113,7 +122,9 @@ def install(ctx: Context) -> Changes:
     if hooks_changed or not _trusted(doc, path):
         changes.warnings.append(
             "Codex skips hooks.json hooks until you trust them: start `codex`, open /hooks and trust "
-            "funes' Stop and SessionStart hooks" + (" (notify keeps indexing every turn meanwhile)" if own_notify else ""))
+            "funes' Stop and SessionStart hooks"
+            + (" (notify keeps indexing every turn meanwhile)" if own_notify else "")
+        )
     changes.warnings.extend(_feature_warnings(doc))
     return changes
 
@@ -155,14 +166,20 @@ def check(ctx: Context) -> Check:
         result.warnings.append(exc.message)
         return result
     notify = doc.get("notify")
-    notify_ours = notify is not None and is_ours(list(notify) if isinstance(notify, list) else notify)
+    notify_ours = notify is not None and is_ours(
+        list(notify) if isinstance(notify, list) else notify
+    )
     stop_hook = has_our_hook(data.get("hooks"), "Stop")
     result.hooks = notify_ours or stop_hook
     servers = doc.get("mcp_servers")
-    result.mcp = servers is not None and MCP_NAME in servers and is_our_mcp(servers[MCP_NAME].unwrap())
+    result.mcp = (
+        servers is not None and MCP_NAME in servers and is_our_mcp(servers[MCP_NAME].unwrap())
+    )
     if stop_hook and not _trusted(doc, hooks_path(ctx)):
-        result.warnings.append("funes' hooks.json hooks are not trusted yet: Codex skips them until you trust "
-                               "them in /hooks" + (" (notify still indexes every turn)" if notify_ours else ""))
+        result.warnings.append(
+            "funes' hooks.json hooks are not trusted yet: Codex skips them until you trust "
+            "them in /hooks" + (" (notify still indexes every turn)" if notify_ours else "")
+        )
     result.warnings.extend(_feature_warnings(doc))
     return result
 
@@ -175,15 +192,20 @@ def _trusted(doc: tomlkit.TOMLDocument, hooks_file: Path) -> bool:
         return False
     prefix = f"{hooks_file}:"
     return any(
-        str(key).startswith(prefix) and "stop" in str(key).lower() and isinstance(value, dict)
-        and value.get("trusted_hash") and value.get("enabled", True) is not False
+        str(key).startswith(prefix)
+        and "stop" in str(key).lower()
+        and isinstance(value, dict)
+        and value.get("trusted_hash")
+        and value.get("enabled", True) is not False
         for key, value in state.items()
     )
 
 
 def _feature_warnings(doc: tomlkit.TOMLDocument) -> list[str]:
     features = doc.get("features")
-    if isinstance(features, dict) and (features.get("hooks") is False or features.get("codex_hooks") is False):
+    if isinstance(features, dict) and (
+        features.get("hooks") is False or features.get("codex_hooks") is False
+    ):
         return ["[features] turns Codex hooks off: only notify will index turns"]
     return []
 

@@ -38,7 +38,11 @@ from ._common import (
 )
 
 AGENT = "hermes"
-EVENTS = {"post_llm_call": False, "on_session_finalize": False, "on_session_start": True}  # event → sweep
+EVENTS = {
+    "post_llm_call": False,
+    "on_session_finalize": False,
+    "on_session_start": True,
+}  # event → sweep
 TIMEOUT_S = 30
 ALLOWLIST = "shell-hooks-allowlist.json"
 _INDENTS = ((2, 4, 2), (2, 2, 0), (4, 4, 2), (4, 6, 4), (4, 4, 0))
@@ -70,7 +74,9 @@ def _load(path: Path) -> tuple[CommentedMap, YAML, str | None]:
         try:
             data = yaml.load(text)
         except YAMLError as exc:
-            raise InstallError(f"{path} is not valid YAML ({exc}); funes will not rewrite it") from None
+            raise InstallError(
+                f"{path} is not valid YAML ({exc}); funes will not rewrite it"
+            ) from None
         if not isinstance(data, CommentedMap):
             raise InstallError(f"{path} does not hold a mapping; funes will not rewrite it")
         if _dump(yaml, data) == text:
@@ -140,7 +146,9 @@ def install(ctx: Context) -> Changes:
         raise InstallError(f"{path}: `mcp_servers` is not a mapping; funes will not rewrite it")
     current = servers.get(MCP_NAME)
     if current is not None and not is_our_mcp(_plain(current)):
-        changes.warnings.append(f"{path} already has an MCP server named funes that is not funes' own: left as is")
+        changes.warnings.append(
+            f"{path} already has an MCP server named funes that is not funes' own: left as is"
+        )
     elif current is None or _plain(current) != _plain(_mcp_entry(ctx)):
         servers[MCP_NAME] = _mcp_entry(ctx)
     write_if_changed(path, _dump(yaml, data), ctx, changes)
@@ -156,22 +164,35 @@ def _set_approvals(ctx: Context, wanted: dict[str, str], changes: Changes) -> No
     if not isinstance(approvals, list):
         approvals = []
     kept = [a for a in approvals if not (isinstance(a, dict) and is_ours(a.get("command")))]
-    ours = {(a.get("event"), a.get("command")): a for a in approvals if isinstance(a, dict) and is_ours(a.get("command"))}
+    ours = {
+        (a.get("event"), a.get("command")): a
+        for a in approvals
+        if isinstance(a, dict) and is_ours(a.get("command"))
+    }
     now = dt.datetime.now(dt.UTC).isoformat().replace("+00:00", "Z")
     for event, command in wanted.items():
-        kept.append(ours.get((event, command)) or {
-            "approved_at": now,
-            "command": command,
-            "event": event,
-            "script_mtime_at_approval": _mtime_iso(ctx.hook),
-        })
+        kept.append(
+            ours.get((event, command))
+            or {
+                "approved_at": now,
+                "command": command,
+                "event": event,
+                "script_mtime_at_approval": _mtime_iso(ctx.hook),
+            }
+        )
     if kept == approvals and original is not None:
         return
     data["approvals"] = kept
-    if not wanted and not kept and remove_if_created(path, ctx, changes, empty=set(data) == {"approvals"}):
+    if (
+        not wanted
+        and not kept
+        and remove_if_created(path, ctx, changes, empty=set(data) == {"approvals"})
+    ):
         return
     # Hermes writes this file with sorted keys and a 2-space indent; so do we.
-    write_if_changed(path, json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n", ctx, changes)
+    write_if_changed(
+        path, json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n", ctx, changes
+    )
 
 
 def _mtime_iso(path: Path) -> str | None:
@@ -219,16 +240,23 @@ def check(ctx: Context) -> Check:
     hooks = data.get("hooks") if isinstance(data.get("hooks"), dict) else {}
     configured = {
         event: entry.get("command")
-        for event, entries in hooks.items() if isinstance(entries, list)
-        for entry in entries if isinstance(entry, dict) and is_ours(entry.get("command"))
+        for event, entries in hooks.items()
+        if isinstance(entries, list)
+        for entry in entries
+        if isinstance(entry, dict) and is_ours(entry.get("command"))
     }
     result.hooks = "post_llm_call" in configured
     servers = data.get("mcp_servers")
     result.mcp = isinstance(servers, dict) and is_our_mcp(_plain(servers.get(MCP_NAME)))
-    approved = {(a.get("event"), a.get("command")) for a in allow.get("approvals") or [] if isinstance(a, dict)}
+    approved = {
+        (a.get("event"), a.get("command"))
+        for a in allow.get("approvals") or []
+        if isinstance(a, dict)
+    }
     missing = [event for event, command in configured.items() if (event, command) not in approved]
     if missing:
-        result.warnings.append(f"Hermes hooks not approved ({', '.join(missing)}): Hermes skips them outside a "
-                               "terminal; run `funes add hermes` again or `hermes hooks` to approve")
+        result.warnings.append(
+            f"Hermes hooks not approved ({', '.join(missing)}): Hermes skips them outside a "
+            "terminal; run `funes add hermes` again or `hermes hooks` to approve"
+        )
     return result
-

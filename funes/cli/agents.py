@@ -18,8 +18,12 @@ from funes.commands.runtime import Runtime
 @click.command()
 @click.argument("agent")
 @click.argument("memory", required=False)
-@click.option("--yes", "-y", is_flag=True, help="Do not ask: build the first index now (for scripts).")
-@click.option("--no-index", is_flag=True, help="Only install; build the index later with `funes index`.")
+@click.option(
+    "--yes", "-y", is_flag=True, help="Do not ask: build the first index now (for scripts)."
+)
+@click.option(
+    "--no-index", is_flag=True, help="Only install; build the index later with `funes index`."
+)
 @pass_runtime
 def add(rt: Runtime, agent: str, memory: str | None, yes: bool, no_index: bool) -> None:
     """Index every turn of AGENT (claude, codex, pi, hermes) as it completes, and give it recall.
@@ -38,13 +42,21 @@ def add(rt: Runtime, agent: str, memory: str | None, yes: bool, no_index: bool) 
     target = ref if ref.kind is not MemoryKind.REMOTE else parse_memory(None, rt)
     if not yes:
         if not (sys.stdin.isatty() and sys.stderr.isatty()):
-            console.print(f"  next: funes index --harness {harness.agent_name} --yes   (build the first index)", highlight=False)
+            console.print(
+                f"  next: funes index --harness {harness.agent_name} --yes   (build the first index)",
+                highlight=False,
+            )
             return
-        if not click.confirm(f"Index {harness.agent_name}'s past sessions now?", default=True, err=True):
+        if not click.confirm(
+            f"Index {harness.agent_name}'s past sessions now?", default=True, err=True
+        ):
             return
     outcome = run_index(rt, target, IndexRequest(harness=harness, unbudgeted=True))
     r = outcome.report
-    console.print(f"indexed {r.chunks_written} chunks from {r.units_indexed} sessions into {outcome.memory}", highlight=False)
+    console.print(
+        f"indexed {r.chunks_written} chunks from {r.units_indexed} sessions into {outcome.memory}",
+        highlight=False,
+    )
 
 
 @click.command()
@@ -60,7 +72,9 @@ def _report(console: Console, changes: AgentChanges, *, verb: str) -> None:
     if changes.changed:
         console.print(f"funes {verb} {changes.agent}:", highlight=False)
         for path in changes.changed:
-            console.print(f"  {'updated' if Path(path).exists() else 'removed'} {path}", highlight=False)
+            console.print(
+                f"  {'updated' if Path(path).exists() else 'removed'} {path}", highlight=False
+            )
     else:
         console.print(f"{changes.agent}: nothing to change", highlight=False)
     for warning in changes.warnings:

@@ -19,8 +19,20 @@ def spool() -> None:
 
 
 @spool.command(hidden=True)
-@click.option("--spool", "spool_root", type=click.Path(path_type=Path), default=None, help="Spool folder (default: funes' own).")
-@click.option("--wait-lock", type=click.FloatRange(min=0), default=1.0, show_default=True, help="Seconds to wait for another worker.")
+@click.option(
+    "--spool",
+    "spool_root",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Spool folder (default: funes' own).",
+)
+@click.option(
+    "--wait-lock",
+    type=click.FloatRange(min=0),
+    default=1.0,
+    show_default=True,
+    help="Seconds to wait for another worker.",
+)
 @pass_runtime
 def drain(rt: Runtime, spool_root: Path | None, wait_lock: float) -> None:
     """Index every waiting spool entry, then exit (started by the hooks)."""

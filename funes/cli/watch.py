@@ -36,12 +36,18 @@ def watch(rt: Runtime) -> None:
 
     def on_round(keys: set[str], drained: DrainReport) -> None:
         what = ", ".join(sorted(keys))
-        console.print(f"{what}: {drained.chunks_written} new chunks" + (" (a hook worker is on it)" if drained.busy else ""), highlight=False)
+        console.print(
+            f"{what}: {drained.chunks_written} new chunks"
+            + (" (a hook worker is on it)" if drained.busy else ""),
+            highlight=False,
+        )
 
     def announce() -> None:
         ready.wait()
         if not stop.is_set():
-            console.print("watching agent sessions and the hook spool (Ctrl-C to stop)", highlight=False)
+            console.print(
+                "watching agent sessions and the hook spool (Ctrl-C to stop)", highlight=False
+            )
 
     threading.Thread(target=announce, daemon=True).start()
     try:
@@ -49,4 +55,6 @@ def watch(rt: Runtime) -> None:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-    console.print(f"stopped: {report.rounds} rounds, {report.chunks_written} chunks indexed", highlight=False)
+    console.print(
+        f"stopped: {report.rounds} rounds, {report.chunks_written} chunks indexed", highlight=False
+    )

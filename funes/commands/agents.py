@@ -24,7 +24,12 @@ from funes.paths import PRIVATE_FILE, bundled, ensure_private_dir
 from funes.traces import Harness
 
 PACKAGE = "_funes_installers"
-MODULES = {Harness.CLAUDE_CODE: "claude_code", Harness.CODEX: "codex", Harness.PI: "pi", Harness.HERMES: "hermes"}
+MODULES = {
+    Harness.CLAUDE_CODE: "claude_code",
+    Harness.CODEX: "codex",
+    Harness.PI: "pi",
+    Harness.HERMES: "hermes",
+}
 
 
 @dataclass(slots=True)
@@ -55,7 +60,9 @@ def agent_harness(name: str) -> Harness:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if harness not in MODULES:
-        raise UsageError(f"funes cannot be added to {name!r}", hint="agents: claude, codex, pi, hermes")
+        raise UsageError(
+            f"funes cannot be added to {name!r}", hint="agents: claude, codex, pi, hermes"
+        )
     assert harness is not None
     return harness
 
@@ -77,8 +84,12 @@ def installer(harness: Harness) -> ModuleType:
 
 def agent_home(rt: Runtime, harness: Harness) -> Path:
     homes = rt.homes
-    return {Harness.CLAUDE_CODE: homes.claude, Harness.CODEX: homes.codex, Harness.PI: homes.pi,
-            Harness.HERMES: homes.hermes}[harness]
+    return {
+        Harness.CLAUDE_CODE: homes.claude,
+        Harness.CODEX: homes.codex,
+        Harness.PI: homes.pi,
+        Harness.HERMES: homes.hermes,
+    }[harness]
 
 
 def context(rt: Runtime, harness: Harness, memory: str | None = None) -> Any:
@@ -136,14 +147,20 @@ def run_add(rt: Runtime, harness: Harness, memory: str | None = None) -> AgentCh
     """Install funes' hooks and MCP server into an agent. Idempotent. Raises AgentError."""
     result = AgentChanges(harness.agent_name, hook_installed=install_hook_script(rt))
     done = _call(harness, "install", context(rt, harness, memory))
-    result.changed, result.warnings, result.notes = list(done.changed), list(done.warnings), list(done.notes)
+    result.changed, result.warnings, result.notes = (
+        list(done.changed),
+        list(done.warnings),
+        list(done.notes),
+    )
     return result
 
 
 def run_remove(rt: Runtime, harness: Harness) -> AgentChanges:
     """Take out exactly what `add` put in. Never touches the memory or any transcript."""
     done = _call(harness, "uninstall", context(rt, harness))
-    result = AgentChanges(harness.agent_name, list(done.changed), list(done.warnings), list(done.notes))
+    result = AgentChanges(
+        harness.agent_name, list(done.changed), list(done.warnings), list(done.notes)
+    )
     if not any(check.hooks for check in run_checks(rt)):
         hook = rt.paths.installed_hook
         if hook.exists():
@@ -163,5 +180,7 @@ def run_checks(rt: Runtime) -> list[AgentCheck]:
         except (AgentError, FileNotFoundError) as exc:
             out.append(AgentCheck(harness.agent_name, False, False, [str(exc)]))
             continue
-        out.append(AgentCheck(harness.agent_name, bool(check.hooks), bool(check.mcp), list(check.warnings)))
+        out.append(
+            AgentCheck(harness.agent_name, bool(check.hooks), bool(check.mcp), list(check.warnings))
+        )
     return out

@@ -105,14 +105,28 @@ def _drain_memory(
                     params=INDEX,
                     host=rt.host,
                 )
-                process(spool, items, job, sources_for=lambda e: _sources(rt, e), params=params, report=report)
+                process(
+                    spool,
+                    items,
+                    job,
+                    sources_for=lambda e: _sources(rt, e),
+                    params=params,
+                    report=report,
+                )
         finally:
             store.close()
     except StoreLocked:
         report.store_busy = True
         report.released += sum(spool.release(item.name) for item in items)
-        log.warning("memory %s stayed locked for %.0fs: %d entries left for later", memory or "local", params.store_wait_s, len(items))
-    except Exception as exc:  # the per-batch guard: a broken memory or model fails its entries, not the worker
+        log.warning(
+            "memory %s stayed locked for %.0fs: %d entries left for later",
+            memory or "local",
+            params.store_wait_s,
+            len(items),
+        )
+    except (
+        Exception
+    ) as exc:  # the per-batch guard: a broken memory or model fails its entries, not the worker
         log.exception("draining into memory %s failed", memory or "local")
         report.errors.append(f"{memory or 'local'}: {type(exc).__name__}: {exc}")
         for item in items:
@@ -145,7 +159,9 @@ class SpoolStatus:
         return sum(a.failed for a in self.agents.values())
 
 
-def run_spool_status(rt: Runtime, *, spool_root: Path | None = None, failed_limit: int = 20) -> SpoolStatus:
+def run_spool_status(
+    rt: Runtime, *, spool_root: Path | None = None, failed_limit: int = 20
+) -> SpoolStatus:
     """Backlog per agent, parked entries with their errors, and whether a worker is draining."""
     spool = Spool(spool_root or rt.paths.spool)
     status = SpoolStatus(str(spool.root), worker_running=False)

@@ -38,13 +38,25 @@ def _session_file(harness: str) -> Callable[[str], bool]:
 def watch_roots(rt: Runtime) -> list[WatchRoot]:
     """The spool's new/ folder and the session folders of every registered agent."""
     spool = Spool(rt.paths.spool).ensure()
-    roots = [WatchRoot("spool", spool.new, recursive=False, match=lambda n: n.endswith(".json"), creations_only=True)]
+    roots = [
+        WatchRoot(
+            "spool",
+            spool.new,
+            recursive=False,
+            match=lambda n: n.endswith(".json"),
+            creations_only=True,
+        )
+    ]
     registered = {source.harness.value for source in discover(rt.homes)}
     for harness, folders in rt.homes.session_roots().items():
         if harness not in registered:
             continue
         for folder in folders:
-            roots.append(WatchRoot(harness, folder, recursive=harness != "hermes", match=_session_file(harness)))
+            roots.append(
+                WatchRoot(
+                    harness, folder, recursive=harness != "hermes", match=_session_file(harness)
+                )
+            )
     return roots
 
 
@@ -74,6 +86,11 @@ def run_watch(
 
     watcher = Watcher(roots, on_change, debounce_s=params.watch_debounce_s)
     if ready is not None:
-        threading.Thread(target=lambda: (watcher.ready.wait(), ready.set()), daemon=True).start()
+
+        def relay(done: threading.Event) -> None:
+            watcher.ready.wait()
+            done.set()
+
+        threading.Thread(target=relay, args=(ready,), daemon=True).start()
     watcher.run(stop)
     return report

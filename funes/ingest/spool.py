@@ -25,7 +25,7 @@ import logging
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -99,7 +99,9 @@ class SpoolEntry:
             sweep=raw.get("sweep") is True,
             memory=text("memory"),
             payload=payload if isinstance(payload, dict) else {},
-            env={k: v for k, v in env.items() if isinstance(v, str)} if isinstance(env, dict) else {},
+            env={k: v for k, v in env.items() if isinstance(v, str)}
+            if isinstance(env, dict)
+            else {},
             attempts=attempts if isinstance(attempts, int) and attempts >= 0 else 0,
         )
 
@@ -213,10 +215,8 @@ class Spool:
 
     def ack(self, name: str) -> None:
         """The entry's chunks are committed: delete it."""
-        try:
+        with suppress(FileNotFoundError):
             (self.claimed / name).unlink()
-        except FileNotFoundError:
-            pass
 
     def release(self, name: str) -> bool:
         """Give a claimed entry back untouched (no attempt counted). False if it is not claimed."""
@@ -258,10 +258,8 @@ class Spool:
             os.write(fd, (error.rstrip() + "\n").encode("utf-8", "replace"))
         finally:
             os.close(fd)
-        try:
+        with suppress(FileNotFoundError):
             os.replace(self.claimed / name, self.failed / name)
-        except FileNotFoundError:
-            pass
 
     def reclaim(self) -> int:
         """Move everything in claimed/ back to new/ (call only while holding the worker lock)."""
@@ -331,10 +329,7 @@ def worker_lock(spool: Spool, *, wait_s: float = 0.0) -> Iterator[bool]:
         yield False
         return
     try:
-        try:
-            spool.starting_marker.unlink()  # the hook that spawned us may now spawn another
-        except FileNotFoundError:
-            pass
+        spool.starting_marker.unlink(missing_ok=True)  # the hook that spawned us may spawn another
         yield True
     finally:
         lock.release()
@@ -462,7 +457,9 @@ def process(
         report.chunks_written += sub.chunks_written
         log.info("swept %s: %d units, %d chunks", agent, sub.units_indexed, sub.chunks_written)
         for item in items:
-            done.setdefault(item.name, True)  # a sweep's unit failures are retried by the next sweep
+            done.setdefault(
+                item.name, True
+            )  # a sweep's unit failures are retried by the next sweep
     for item in claimed:
         if item.name not in done:
             continue
@@ -480,7 +477,9 @@ def _unit_for(
         try:
             unit = source.unit_for_hook(entry.payload)
         except Exception as exc:  # a source's payload reader must not sink the batch
-            report.errors.append(f"{entry.agent}: unit_for_hook failed: {type(exc).__name__}: {exc}")
+            report.errors.append(
+                f"{entry.agent}: unit_for_hook failed: {type(exc).__name__}: {exc}"
+            )
             continue
         if unit is not None:
             return source, unit
@@ -495,7 +494,9 @@ def _refreshed(source: TraceSource, unit: Unit, entry: SpoolEntry) -> Unit | Non
         return None
 
 
-def _index_one(source: TraceSource, unit: Unit, job: IndexJob, report: DrainReport) -> tuple[bool, str]:
+def _index_one(
+    source: TraceSource, unit: Unit, job: IndexJob, report: DrainReport
+) -> tuple[bool, str]:
     if not _owed(job.store, unit, TOP_TIER):
         return True, ""
     sub = IndexReport()

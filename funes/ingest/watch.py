@@ -69,7 +69,7 @@ class Watcher:
 
         watcher = self
 
-        class Handler(FileSystemEventHandler):  # type: ignore[misc]
+        class Handler(FileSystemEventHandler):
             def on_any_event(self, event: object) -> None:
                 kind = getattr(event, "event_type", "")
                 if kind not in _CHANGES or getattr(event, "is_directory", False):

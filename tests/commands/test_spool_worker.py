@@ -33,8 +33,20 @@ HOOK = REPO / "hooks" / "enqueue.py"
 
 
 def fire_hook(spool: Path, payload: dict[str, object], *, worker: bool = True) -> None:
-    cmd = [sys.executable, "-I", "-S", str(HOOK), "--agent", "claude", "--spool", str(spool),
-           "--python", sys.executable, "--event", "Stop"]
+    cmd = [
+        sys.executable,
+        "-I",
+        "-S",
+        str(HOOK),
+        "--agent",
+        "claude",
+        "--spool",
+        str(spool),
+        "--python",
+        sys.executable,
+        "--event",
+        "Stop",
+    ]
     if not worker:
         cmd.append("--no-worker")
     done = subprocess.run(cmd, input=json.dumps(payload).encode(), capture_output=True, timeout=60)
@@ -44,7 +56,11 @@ def fire_hook(spool: Path, payload: dict[str, object], *, worker: bool = True) -
 def wait_drained(spool: Spool, timeout_s: float = 120.0) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        idle = not spool.pending() and not list(spool.claimed.glob("*.json")) and not worker_active(spool)
+        idle = (
+            not spool.pending()
+            and not list(spool.claimed.glob("*.json"))
+            and not worker_active(spool)
+        )
         if idle and not spool.starting_marker.exists():
             return
         time.sleep(0.2)
@@ -57,7 +73,11 @@ def memory_rows(db: Path) -> tuple[set[str], int, int, int]:
     try:
         ids = [r[0] for r in store.raw.execute("select id from chunks")]
         fts = store.raw.execute("select count(*) from chunks_fts").fetchone()[0]
-        vec = store.raw.execute("select count(*) from chunks_vec").fetchone()[0] if store.vectors_available else -1
+        vec = (
+            store.raw.execute("select count(*) from chunks_vec").fetchone()[0]
+            if store.vectors_available
+            else -1
+        )
         return set(ids), len(ids), int(fts), int(vec)
     finally:
         store.close()
@@ -97,13 +117,17 @@ def test_fifty_parallel_hooks_for_one_session_give_exactly_the_chunks_of_one_swe
     assert list(spool.failed.iterdir()) == []
 
 
-def test_a_drain_leaves_entries_untouched_when_the_memory_stays_locked(rt: Runtime, isolated_env: Path) -> None:
+def test_a_drain_leaves_entries_untouched_when_the_memory_stays_locked(
+    rt: Runtime, isolated_env: Path
+) -> None:
     path = session_path(isolated_env / ".claude", "/w", "locked-session")
     append_turns(path, "locked-session", "/w", range(2))
     fire_hook(rt.paths.spool, stop_payload(path, "locked-session", "/w"), worker=False)
     rt.paths.ensure()
     with writer_lock(rt.paths.lock_file):
-        report = run_drain(rt, params=replace(SPOOL, store_wait_s=0.2, settle_s=0.0, idle_exit_s=0.0))
+        report = run_drain(
+            rt, params=replace(SPOOL, store_wait_s=0.2, settle_s=0.0, idle_exit_s=0.0)
+        )
     assert report.store_busy and report.released == 1 and report.acked == 0
     spool = Spool(rt.paths.spool)
     [name] = spool.pending()
@@ -130,7 +154,9 @@ def test_funes_index_also_drains_the_spool(rt: Runtime, isolated_env: Path) -> N
         fire_hook(rt.paths.spool, stop_payload(path, "indexed-session", "/w"), worker=False)
     outcome = run_index(rt, parse_memory(None, rt), IndexRequest(unbudgeted=True))
     assert outcome.report.chunks_written == 6
-    assert outcome.drain is not None and outcome.drain.acked == 3 and outcome.drain.chunks_written == 0
+    assert (
+        outcome.drain is not None and outcome.drain.acked == 3 and outcome.drain.chunks_written == 0
+    )
     status = run_spool_status(rt)
     assert status.waiting == 0 and status.agents["claude_code"].last_fired is not None
 
@@ -152,14 +178,20 @@ def test_killing_the_worker_at_random_instants_loses_and_duplicates_nothing(
             append_turns(paths[s], s, f"/work/{s}", range(next_turn[s], next_turn[s] + 25))
             next_turn[s] += 25
             fire_hook(rt.paths.spool, stop_payload(paths[s], s, f"/work/{s}"), worker=False)
-        worker = subprocess.Popen([sys.executable, "-m", "funes", "spool", "drain"], start_new_session=True,
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "funes", "spool", "drain"],
+            start_new_session=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         time.sleep(rng.uniform(0.3, 3.5))
         if worker.poll() is None:
             os.killpg(worker.pid, signal.SIGKILL)
             kills += 1
         worker.wait()
-    final = subprocess.run([sys.executable, "-m", "funes", "spool", "drain"], capture_output=True, timeout=600)
+    final = subprocess.run(
+        [sys.executable, "-m", "funes", "spool", "drain"], capture_output=True, timeout=600
+    )
     assert final.returncode == 0, final.stderr.decode()
     wait_drained(spool)
     ids, count, fts, vec = memory_rows(rt.paths.memory_db)

@@ -49,8 +49,11 @@ def test_the_watcher_reports_each_changed_root_once_after_it_goes_quiet(tmp_path
     a.mkdir()
     b.mkdir()
     seen: list[set[str]] = []
-    watcher = Watcher([WatchRoot("a", a, match=lambda n: n.endswith(".jsonl")), WatchRoot("b", b)],
-                      seen.append, debounce_s=0.3)
+    watcher = Watcher(
+        [WatchRoot("a", a, match=lambda n: n.endswith(".jsonl")), WatchRoot("b", b)],
+        seen.append,
+        debounce_s=0.3,
+    )
     stop = threading.Event()
     thread = threading.Thread(target=watcher.run, args=(stop,))
     thread.start()
@@ -78,7 +81,9 @@ def test_watch_indexes_new_and_growing_sessions_and_stops_when_asked(isolated_en
     projects.mkdir(parents=True)
     stop, ready = threading.Event(), threading.Event()
     result: list[object] = []
-    thread = threading.Thread(target=lambda: result.append(run_watch(rt, stop, params=FAST, ready=ready)))
+    thread = threading.Thread(
+        target=lambda: result.append(run_watch(rt, stop, params=FAST, ready=ready))
+    )
     thread.start()
     try:
         assert ready.wait(20)
@@ -97,15 +102,34 @@ def test_watch_drains_hook_entries_that_arrive_in_the_spool(isolated_env: Path) 
     rt = Runtime.resolve()
     path = session_path(isolated_env / ".claude", "/w/spooled", "spooled-session")
     stop, ready = threading.Event(), threading.Event()
-    thread = threading.Thread(target=run_watch, args=(rt, stop), kwargs={"params": FAST, "ready": ready})
+    thread = threading.Thread(
+        target=run_watch, args=(rt, stop), kwargs={"params": FAST, "ready": ready}
+    )
     thread.start()
     try:
         assert ready.wait(20)
         append_turns(path, "spooled-session", "/w/spooled", range(3))
-        subprocess.run([sys.executable, "-I", "-S", str(REPO / "hooks" / "enqueue.py"), "--agent", "claude",
-                        "--spool", str(rt.paths.spool), "--no-worker"],
-                       input=json.dumps(stop_payload(path, "spooled-session", "/w/spooled")).encode(), check=True)
-        wait_for(lambda: chunk_count(rt.paths.memory_db) == 6 and not list((rt.paths.spool / "new").iterdir()))
+        subprocess.run(
+            [
+                sys.executable,
+                "-I",
+                "-S",
+                str(REPO / "hooks" / "enqueue.py"),
+                "--agent",
+                "claude",
+                "--spool",
+                str(rt.paths.spool),
+                "--no-worker",
+            ],
+            input=json.dumps(stop_payload(path, "spooled-session", "/w/spooled")).encode(),
+            check=True,
+        )
+        wait_for(
+            lambda: (
+                chunk_count(rt.paths.memory_db) == 6
+                and not list((rt.paths.spool / "new").iterdir())
+            )
+        )
     finally:
         stop.set()
         thread.join(30)
@@ -113,8 +137,12 @@ def test_watch_drains_hook_entries_that_arrive_in_the_spool(isolated_env: Path) 
 
 def test_funes_watch_exits_cleanly_on_sigterm(isolated_env: Path) -> None:
     (isolated_env / ".claude" / "projects").mkdir(parents=True)
-    proc = subprocess.Popen([sys.executable, "-m", "funes", "watch"], stderr=subprocess.PIPE, text=True,
-                            env=dict(os.environ))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "funes", "watch"],
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ),
+    )
     assert proc.stderr is not None
     try:
         line = proc.stderr.readline()

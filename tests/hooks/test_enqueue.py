@@ -18,8 +18,14 @@ HOOK = REPO / "hooks" / "enqueue.py"
 PAYLOADS = REPO / "fixtures" / "hooks"
 
 
-def run_hook(spool: Path, *args: str, stdin: bytes | None = b"", python: str | None = None, env: dict[str, str] | None = None,
-             timeout: float = 20) -> subprocess.CompletedProcess[bytes]:
+def run_hook(
+    spool: Path,
+    *args: str,
+    stdin: bytes | None = b"",
+    python: str | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = 20,
+) -> subprocess.CompletedProcess[bytes]:
     cmd = [sys.executable, "-I", "-S", str(HOOK), "--spool", str(spool), *args]
     if python is not None:
         cmd += ["--python", python]
@@ -34,7 +40,7 @@ def fake_python(tmp_path: Path) -> tuple[str, Path]:
     """A stand-in interpreter that records each worker start instead of draining."""
     record = tmp_path / "worker-starts.txt"
     script = tmp_path / "fakepy"
-    script.write_text(f"#!/bin/sh\necho \"$@\" >> {record}\n")
+    script.write_text(f'#!/bin/sh\necho "$@" >> {record}\n')
     script.chmod(0o755)
     return str(script), record
 
@@ -46,12 +52,18 @@ def test_the_hook_imports_only_the_standard_library() -> None:
         for node in ast.walk(tree)
         if isinstance(node, ast.Import)
         for alias in node.names
-    } | {node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+    } | {
+        node.module.split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module
+    }
     assert modules <= set(sys.stdlib_module_names), modules - set(sys.stdlib_module_names)
     assert "funes" not in modules
 
 
-def test_a_claude_stop_payload_becomes_one_pointer_entry_with_no_transcript_text(tmp_path: Path) -> None:
+def test_a_claude_stop_payload_becomes_one_pointer_entry_with_no_transcript_text(
+    tmp_path: Path,
+) -> None:
     spool = tmp_path / "spool"
     payload = (PAYLOADS / "claude_code-Stop.json").read_bytes()
     done = run_hook(spool, "--agent", "claude", "--event", "Stop", "--no-worker", stdin=payload)
@@ -72,7 +84,9 @@ def test_hermes_conversation_history_never_reaches_the_spool(tmp_path: Path) -> 
     payload = json.loads((PAYLOADS / "hermes-post_llm_call.json").read_text())
     payload["extra"]["conversation_history"] = [{"role": "user", "content": "x" * 2_000_000}]
     env = dict(os.environ, HERMES_HOME=str(tmp_path / "profile-home"))
-    done = run_hook(spool, "--agent", "hermes", "--no-worker", stdin=json.dumps(payload).encode(), env=env)
+    done = run_hook(
+        spool, "--agent", "hermes", "--no-worker", stdin=json.dumps(payload).encode(), env=env
+    )
     assert done.returncode == 0 and done.stdout == b""
     [entry] = entries(spool)
     raw = next((spool / "new").glob("*.json")).read_text()
@@ -86,7 +100,16 @@ def test_hermes_conversation_history_never_reaches_the_spool(tmp_path: Path) -> 
 def test_codex_notify_reads_its_payload_from_the_last_argument(tmp_path: Path) -> None:
     spool = tmp_path / "spool"
     argument = (PAYLOADS / "codex-notify-argv.json").read_text().strip()
-    done = run_hook(spool, "--agent", "codex", "--event", "agent-turn-complete", "--no-worker", argument, stdin=None)
+    done = run_hook(
+        spool,
+        "--agent",
+        "codex",
+        "--event",
+        "agent-turn-complete",
+        "--no-worker",
+        argument,
+        stdin=None,
+    )
     assert done.returncode == 0 and done.stdout == b""
     [entry] = entries(spool)
     notify = json.loads(argument)
@@ -97,12 +120,25 @@ def test_codex_notify_reads_its_payload_from_the_last_argument(tmp_path: Path) -
 
 def test_a_stdin_that_never_closes_costs_at_most_the_read_timeout(tmp_path: Path) -> None:
     spool = tmp_path / "spool"
-    cmd = [sys.executable, "-I", "-S", str(HOOK), "--spool", str(spool), "--agent", "claude", "--no-worker",
-           "--stdin-timeout", "0.5"]
+    cmd = [
+        sys.executable,
+        "-I",
+        "-S",
+        str(HOOK),
+        "--spool",
+        str(spool),
+        "--agent",
+        "claude",
+        "--no-worker",
+        "--stdin-timeout",
+        "0.5",
+    ]
     started = time.monotonic()
     proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     assert proc.stdin is not None
-    proc.stdin.write(b'{"session_id": "s-open", "transcript_path": "/tmp/t.jsonl"')  # never finished, never closed
+    proc.stdin.write(
+        b'{"session_id": "s-open", "transcript_path": "/tmp/t.jsonl"'
+    )  # never finished, never closed
     proc.stdin.flush()
     try:
         rc = proc.wait(timeout=15)
@@ -110,12 +146,16 @@ def test_a_stdin_that_never_closes_costs_at_most_the_read_timeout(tmp_path: Path
         proc.stdin.close()
     assert rc == 0 and time.monotonic() - started < 10
     [entry] = entries(spool)
-    assert entry["session_id"] == "s-open" and entry["transcript_path"] == "/tmp/t.jsonl"  # salvaged
+    assert (
+        entry["session_id"] == "s-open" and entry["transcript_path"] == "/tmp/t.jsonl"
+    )  # salvaged
     assert "not valid JSON" in (spool / "logs" / "hook.log").read_text()
 
 
 @pytest.mark.parametrize("stdin", [b"", b"not json at all", b"[1, 2, 3]", b"\xff\xfe garbage"])
-def test_empty_or_malformed_payloads_still_leave_an_entry_for_a_sweep(tmp_path: Path, stdin: bytes) -> None:
+def test_empty_or_malformed_payloads_still_leave_an_entry_for_a_sweep(
+    tmp_path: Path, stdin: bytes
+) -> None:
     spool = tmp_path / "spool"
     done = run_hook(spool, "--agent", "pi", "--event", "agent_end", "--no-worker", stdin=stdin)
     assert done.returncode == 0 and done.stdout == b""
@@ -144,7 +184,11 @@ def test_entries_and_logs_are_private(tmp_path: Path) -> None:
     run_hook(spool, "--agent", "nobody", stdin=b"{}")
     for sub in ("new", "tmp", "seen", "logs"):
         assert (spool / sub).stat().st_mode & 0o777 == 0o700
-    for path in [*(spool / "new").iterdir(), spool / "logs" / "hook.log", spool / "seen" / "claude_code"]:
+    for path in [
+        *(spool / "new").iterdir(),
+        spool / "logs" / "hook.log",
+        spool / "seen" / "claude_code",
+    ]:
         assert path.stat().st_mode & 0o777 == 0o600
 
 
@@ -153,7 +197,9 @@ def test_the_hook_starts_one_worker_when_none_is_running(tmp_path: Path) -> None
     python, record = fake_python(tmp_path)
     assert run_hook(spool, "--agent", "claude", python=python, stdin=b"{}").returncode == 0
     deadline = time.monotonic() + 10
-    while not (record.exists() and record.read_text().endswith("\n")) and time.monotonic() < deadline:
+    while (
+        not (record.exists() and record.read_text().endswith("\n")) and time.monotonic() < deadline
+    ):
         time.sleep(0.05)
     assert record.read_text().split() == ["-m", "funes", "spool", "drain", "--spool", str(spool)]
     assert (spool / "worker.starting").exists()  # until the worker takes the lock
@@ -187,9 +233,13 @@ def test_a_stale_starting_marker_does_not_block_a_new_worker(tmp_path: Path) -> 
     assert record.exists()
 
 
-def test_a_missing_worker_interpreter_is_logged_and_the_hook_still_exits_zero(tmp_path: Path) -> None:
+def test_a_missing_worker_interpreter_is_logged_and_the_hook_still_exits_zero(
+    tmp_path: Path,
+) -> None:
     spool = tmp_path / "spool"
-    done = run_hook(spool, "--agent", "claude", python=str(tmp_path / "no-such-python"), stdin=b"{}")
+    done = run_hook(
+        spool, "--agent", "claude", python=str(tmp_path / "no-such-python"), stdin=b"{}"
+    )
     assert done.returncode == 0 and done.stdout == b""
     assert "cannot start the worker" in (spool / "logs" / "hook.log").read_text()
     assert not (spool / "worker.starting").exists()  # the next hook may try again

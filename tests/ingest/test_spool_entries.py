@@ -28,21 +28,40 @@ def test_an_entry_written_by_the_hook_parses_into_the_same_pointer(tmp_path: Pat
     spool = tmp_path / "spool"
     payload = json.loads((REPO / "fixtures" / "hooks" / "codex-Stop.json").read_text())
     subprocess.run(
-        [sys.executable, "-I", "-S", str(REPO / "hooks" / "enqueue.py"), "--agent", "codex", "--spool", str(spool), "--no-worker"],
-        input=json.dumps(payload).encode(), check=True,
+        [
+            sys.executable,
+            "-I",
+            "-S",
+            str(REPO / "hooks" / "enqueue.py"),
+            "--agent",
+            "codex",
+            "--spool",
+            str(spool),
+            "--no-worker",
+        ],
+        input=json.dumps(payload).encode(),
+        check=True,
     )
     [path] = (spool / "new").iterdir()
     entry = SpoolEntry.parse(path.read_bytes())
     assert entry.harness is Harness.CODEX and entry.event == "Stop" and entry.attempts == 0
-    assert entry.session_id == payload["session_id"] and entry.transcript_path == payload["transcript_path"]
+    assert (
+        entry.session_id == payload["session_id"]
+        and entry.transcript_path == payload["transcript_path"]
+    )
     assert entry.payload["turn_id"] == payload["turn_id"]
     assert SpoolEntry.parse(entry.to_json()) == entry
 
 
 @pytest.mark.parametrize(
     ("data", "problem"),
-    [(b"{", "not JSON"), (b"[]", "not a JSON object"), (b'{"agent": "pi"}', "version"),
-     (b'{"v": 99, "agent": "pi"}', "newer"), (b'{"v": 1}', "no agent")],
+    [
+        (b"{", "not JSON"),
+        (b"[]", "not a JSON object"),
+        (b'{"agent": "pi"}', "version"),
+        (b'{"v": 99, "agent": "pi"}', "newer"),
+        (b'{"v": 1}', "no agent"),
+    ],
 )
 def test_unreadable_entries_are_refused_with_the_reason(data: bytes, problem: str) -> None:
     with pytest.raises(EntryError, match=problem):
@@ -109,8 +128,16 @@ class ExplodingSource:
 
     def read(self, unit: Unit, stats: ReadStats) -> Iterator[Turn]:
         self.reads += 1
-        yield Turn(harness=self.harness, session_id="s", turn_id="t0", seq=0, ts="2026-11-29T08:00:00Z",
-                   role=Role.USER, blocks=(Block.make(BlockType.TEXT, "fine so far"),), source_path=str(unit.path))
+        yield Turn(
+            harness=self.harness,
+            session_id="s",
+            turn_id="t0",
+            seq=0,
+            ts="2026-11-29T08:00:00Z",
+            role=Role.USER,
+            blocks=(Block.make(BlockType.TEXT, "fine so far"),),
+            source_path=str(unit.path),
+        )
         raise OSError("disk vanished mid-read")
 
     def unit_for_hook(self, payload: Mapping[str, object]) -> Unit | None:
@@ -134,16 +161,27 @@ def test_process_acks_only_entries_whose_unit_committed(tmp_path: Path, store: S
     good = session_path(claude.home, "/w/a", "good-session")
     append_turns(good, "good-session", "/w/a", range(4))
     bad = ExplodingSource(tmp_path / "pi.jsonl")
-    spool.enqueue(SpoolEntry(agent="claude_code", payload=stop_payload(good, "good-session", "/w/a")))
+    spool.enqueue(
+        SpoolEntry(agent="claude_code", payload=stop_payload(good, "good-session", "/w/a"))
+    )
     spool.enqueue(SpoolEntry(agent="pi", payload={"session_file": str(bad.path)}))
     report = DrainReport()
     batch = claim_batch(spool, report, limit=10)
-    process(spool, batch, job_for(store), sources_for=lambda e: [claude] if e.agent == "claude_code" else [bad],
-            params=QUICK, report=report)
+    process(
+        spool,
+        batch,
+        job_for(store),
+        sources_for=lambda e: [claude] if e.agent == "claude_code" else [bad],
+        params=QUICK,
+        report=report,
+    )
     assert report.acked == 1 and report.retried == 1 and report.units == 2
     assert store.stats().chunks == 8
     [left] = spool.pending()
-    assert left.endswith(".pi.json") and SpoolEntry.parse((spool.new / left).read_bytes()).attempts == 1
+    assert (
+        left.endswith(".pi.json")
+        and SpoolEntry.parse((spool.new / left).read_bytes()).attempts == 1
+    )
 
 
 def test_entries_for_one_session_are_indexed_once(tmp_path: Path, store: Store) -> None:
@@ -152,10 +190,18 @@ def test_entries_for_one_session_are_indexed_once(tmp_path: Path, store: Store) 
     path = session_path(claude.home, "/w/a", "busy-session")
     append_turns(path, "busy-session", "/w/a", range(3))
     for _ in range(20):
-        spool.enqueue(SpoolEntry(agent="claude_code", payload=stop_payload(path, "busy-session", "/w/a")))
+        spool.enqueue(
+            SpoolEntry(agent="claude_code", payload=stop_payload(path, "busy-session", "/w/a"))
+        )
     report = DrainReport()
-    process(spool, claim_batch(spool, report, limit=100), job_for(store), sources_for=lambda e: [claude],
-            params=QUICK, report=report)
+    process(
+        spool,
+        claim_batch(spool, report, limit=100),
+        job_for(store),
+        sources_for=lambda e: [claude],
+        params=QUICK,
+        report=report,
+    )
     assert report.entries == 20 and report.acked == 20 and report.units == 1
     assert store.stats().chunks == 6 and spool.pending() == []
 
@@ -165,20 +211,36 @@ def test_an_entry_that_names_nothing_sweeps_its_agent(tmp_path: Path, store: Sto
     claude = ClaudeCodeSource(tmp_path / "home" / ".claude")
     for sid in ("s-one", "s-two"):
         append_turns(session_path(claude.home, "/w/b", sid), sid, "/w/b", range(2))
-    spool.enqueue(SpoolEntry(agent="claude_code", event="SessionStart", payload={"session_id": "brand-new"}))
+    spool.enqueue(
+        SpoolEntry(agent="claude_code", event="SessionStart", payload={"session_id": "brand-new"})
+    )
     report = DrainReport()
-    process(spool, claim_batch(spool, report, limit=10), job_for(store), sources_for=lambda e: [claude],
-            params=QUICK, report=report)
+    process(
+        spool,
+        claim_batch(spool, report, limit=10),
+        job_for(store),
+        sources_for=lambda e: [claude],
+        params=QUICK,
+        report=report,
+    )
     assert report.sweeps == 1 and report.acked == 1
     assert store.stats().sessions == 2
 
 
-def test_an_entry_for_an_unknown_agent_fails_without_sinking_the_batch(tmp_path: Path, store: Store) -> None:
+def test_an_entry_for_an_unknown_agent_fails_without_sinking_the_batch(
+    tmp_path: Path, store: Store
+) -> None:
     spool = Spool(tmp_path / "spool").ensure()
     spool.enqueue(SpoolEntry(agent="someday-agent"))
     report = DrainReport()
-    process(spool, claim_batch(spool, report, limit=10), job_for(store), sources_for=lambda e: [],
-            params=replace(QUICK, max_attempts=1), report=report)
+    process(
+        spool,
+        claim_batch(spool, report, limit=10),
+        job_for(store),
+        sources_for=lambda e: [],
+        params=replace(QUICK, max_attempts=1),
+        report=report,
+    )
     assert report.parked == 1
     [err] = spool.failed.glob("*.err")
     assert "no source for agent 'someday-agent'" in err.read_text()

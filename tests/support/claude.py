@@ -27,16 +27,49 @@ def turn_records(session_id: str, cwd: str, n: int) -> list[dict[str, object]]:
     """The records of turn `n`: one user prompt and one assistant reply (deterministic ids)."""
     ts = f"2026-11-29T08:{n // 60 % 60:02d}:{n % 60:02d}.000Z"
     user_id = _uuid(session_id, n, "user")
-    common = {"isSidechain": False, "userType": "external", "entrypoint": "cli", "cwd": cwd,
-              "sessionId": session_id, "version": "2.1.197", "gitBranch": "main"}
-    user = {"parentUuid": _uuid(session_id, n - 1, "assistant") if n else None, **common,
-            "type": "user", "message": {"role": "user", "content": f"turn {n}: why does the frobnicator need widget {n}?"},
-            "uuid": user_id, "timestamp": ts, "permissionMode": "default"}
-    reply = {"parentUuid": user_id, **common, "type": "assistant",
-             "message": {"id": f"msg_{n}", "type": "message", "role": "assistant", "model": "claude-opus-4-8",
-                         "content": [{"type": "text", "text": f"Widget {n} keeps the frobnicator aligned; decision {n} recorded."}],
-                         "stop_reason": "end_turn", "usage": {"input_tokens": 10, "output_tokens": 5}},
-             "requestId": f"req_{n}", "uuid": _uuid(session_id, n, "assistant"), "timestamp": ts}
+    common = {
+        "isSidechain": False,
+        "userType": "external",
+        "entrypoint": "cli",
+        "cwd": cwd,
+        "sessionId": session_id,
+        "version": "2.1.197",
+        "gitBranch": "main",
+    }
+    user = {
+        "parentUuid": _uuid(session_id, n - 1, "assistant") if n else None,
+        **common,
+        "type": "user",
+        "message": {
+            "role": "user",
+            "content": f"turn {n}: why does the frobnicator need widget {n}?",
+        },
+        "uuid": user_id,
+        "timestamp": ts,
+        "permissionMode": "default",
+    }
+    reply = {
+        "parentUuid": user_id,
+        **common,
+        "type": "assistant",
+        "message": {
+            "id": f"msg_{n}",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-opus-4-8",
+            "content": [
+                {
+                    "type": "text",
+                    "text": f"Widget {n} keeps the frobnicator aligned; decision {n} recorded.",
+                }
+            ],
+            "stop_reason": "end_turn",
+            "usage": {"input_tokens": 10, "output_tokens": 5},
+        },
+        "requestId": f"req_{n}",
+        "uuid": _uuid(session_id, n, "assistant"),
+        "timestamp": ts,
+    }
     return [user, reply]
 
 
@@ -45,8 +78,18 @@ def append_turns(path: Path, session_id: str, cwd: str, turns: range) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a", encoding="utf-8") as f:
         if path.stat().st_size == 0:
-            f.write(json.dumps({"type": "queue-operation", "operation": "enqueue", "timestamp": "2026-11-29T08:00:00.000Z",
-                                "sessionId": session_id, "content": "hello"}) + "\n")
+            f.write(
+                json.dumps(
+                    {
+                        "type": "queue-operation",
+                        "operation": "enqueue",
+                        "timestamp": "2026-11-29T08:00:00.000Z",
+                        "sessionId": session_id,
+                        "content": "hello",
+                    }
+                )
+                + "\n"
+            )
         for n in turns:
             for rec in turn_records(session_id, cwd, n):
                 f.write(json.dumps(rec, separators=(",", ":")) + "\n")
@@ -55,7 +98,16 @@ def append_turns(path: Path, session_id: str, cwd: str, turns: range) -> Path:
 
 def stop_payload(path: Path, session_id: str, cwd: str) -> dict[str, object]:
     """A Stop hook payload as Claude Code 2.1.197 sends it."""
-    return {"session_id": session_id, "transcript_path": str(path), "cwd": cwd, "prompt_id": str(uuidlib.uuid4()),
-            "permission_mode": "default", "effort": {"level": "high"}, "hook_event_name": "Stop",
-            "stop_hook_active": False, "last_assistant_message": "FAKE_REPLY: private reply text",
-            "background_tasks": [], "session_crons": []}
+    return {
+        "session_id": session_id,
+        "transcript_path": str(path),
+        "cwd": cwd,
+        "prompt_id": str(uuidlib.uuid4()),
+        "permission_mode": "default",
+        "effort": {"level": "high"},
+        "hook_event_name": "Stop",
+        "stop_hook_active": False,
+        "last_assistant_message": "FAKE_REPLY: private reply text",
+        "background_tasks": [],
+        "session_crons": [],
+    }
