@@ -202,6 +202,7 @@ class Spool:
         Returns the entry, an EntryError for an unreadable file (still claimed: park it), or
         None when another worker claimed it first.
         """
+        self.ensure()  # the hook creates only tmp/ and new/
         try:
             os.replace(self.new / name, self.claimed / name)
         except FileNotFoundError:
@@ -252,6 +253,7 @@ class Spool:
 
     def park(self, name: str, error: str) -> None:
         """Move a claimed entry to failed/ with the error in `<name>.err` beside it."""
+        self.ensure()
         err = self.failed / f"{name}.err"
         fd = os.open(err, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_FILE)
         try:

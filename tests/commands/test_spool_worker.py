@@ -199,3 +199,60 @@ def test_killing_the_worker_at_random_instants_loses_and_duplicates_nothing(
     assert count == fts == vec, f"seed {seed}: duplicated or orphaned rows"
     assert ids == swept_reference(tmp_path), f"seed {seed}: chunk sets differ"
     assert list(spool.failed.iterdir()) == []
+
+
+def test_the_worker_reads_the_agent_home_the_hook_ran_with(rt: Runtime, tmp_path: Path) -> None:
+    moved = tmp_path / "elsewhere" / "claude-config"
+    path = session_path(moved, "/w/moved", "moved-session")
+    append_turns(path, "moved-session", "/w/moved", range(2))
+    env = dict(os.environ, CLAUDE_CONFIG_DIR=str(moved))
+    cmd = [
+        sys.executable,
+        "-I",
+        "-S",
+        str(HOOK),
+        "--agent",
+        "claude",
+        "--spool",
+        str(rt.paths.spool),
+        "--no-worker",
+    ]
+    subprocess.run(
+        cmd,
+        input=json.dumps(stop_payload(path, "moved-session", "/w/moved")).encode(),
+        env=env,
+        check=True,
+    )
+    report = run_drain(rt, params=replace(SPOOL, settle_s=0.0, idle_exit_s=0.0))
+    assert report.acked == 1 and report.units == 1 and report.chunks_written == 4
+
+
+def test_funes_spool_status_and_funes_status_show_each_agents_hook(
+    rt: Runtime, isolated_env: Path
+) -> None:
+    from click.testing import CliRunner
+
+    from funes.cli import cli
+    from funes.commands.agents import agent_harness, run_add
+
+    run_add(rt, agent_harness("claude"))
+    spool = Spool(rt.paths.spool)
+    fire_hook(rt.paths.spool, {"session_id": "nowhere"}, worker=False)
+    name = spool.pending()[0]
+    spool.claim(name)
+    spool.park(name, "ValueError: synthetic failure\ntraceback line")
+    runner = CliRunner()
+    out = runner.invoke(cli, ["spool", "status"]).output
+    assert "claude_code: waiting=0 failed=1 last fired=20" in out
+    assert f"failed: {name}: ValueError: synthetic failure" in out
+    status = runner.invoke(cli, ["status", "--format", "agent"]).output
+    assert (
+        "agent claude_code: hook installed, last fired 20" in status
+        and "failed 1, mcp registered" in status
+    )
+    assert (
+        "attention: 1 hook entries failed to index" in status
+        and "next: funes spool retry" in status
+    )
+    runner.invoke(cli, ["spool", "retry"])
+    assert spool.backlog()["claude_code"].failed == 0
