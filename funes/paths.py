@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 PRIVATE_DIR = 0o700
@@ -45,6 +45,7 @@ class Paths:
     data: Path
     spool: Path
     logs: Path
+    home: Path | None = None  # FUNES_HOME when set (installed hooks pass it on to the worker)
 
     @property
     def memory_db(self) -> Path:
@@ -66,6 +67,11 @@ class Paths:
     def remote_cache(self) -> Path:
         return self.data / "remotes"
 
+    @property
+    def installed_hook(self) -> Path:
+        """The copy of hooks/enqueue.py that agents run (outside the wheel: upgrades keep it)."""
+        return self.data / "hooks" / "funes-enqueue.py"
+
     def ensure(self) -> Paths:
         """Create the directories with private permissions; returns self."""
         for d in (self.data, self.spool, self.logs):
@@ -78,7 +84,7 @@ class Paths:
         env = os.environ if env is None else env
         if home := env.get("FUNES_HOME"):
             root = Path(home).expanduser()
-            return cls(root / "data", root / "spool", root / "logs")
+            return cls(root / "data", root / "spool", root / "logs", root)
         from platformdirs import PlatformDirs
 
         dirs = PlatformDirs("funes", appauthor=False)
@@ -118,3 +124,43 @@ class AgentHomes:
             pi=pick("PI_CODING_AGENT_DIR", home / ".pi" / "agent"),
             hermes=pick("HERMES_HOME", home / ".hermes"),
         )
+
+    def with_overrides(self, env: Mapping[str, str]) -> AgentHomes:
+        """These homes with the agents' override variables found in `env` applied.
+
+        A hook records the variables its agent ran with (a Hermes profile's HERMES_HOME, a
+        CLAUDE_CONFIG_DIR) so the worker reads the right home. Pure: reads only `env`.
+        """
+        changes = {
+            field: Path(env[var]).expanduser()
+            for var, field in (
+                ("CLAUDE_CONFIG_DIR", "claude"),
+                ("CODEX_HOME", "codex"),
+                ("PI_CODING_AGENT_DIR", "pi"),
+                ("HERMES_HOME", "hermes"),
+            )
+            if env.get(var)
+        }
+        return replace(self, **changes) if changes else self
+
+    def session_roots(self) -> dict[str, list[Path]]:
+        """Where each agent writes sessions, by harness value (what `funes watch` observes)."""
+        return {
+            "claude_code": [self.claude / "projects"],
+            "codex": [self.codex / "sessions", self.codex / "archived_sessions"],
+            "pi": [self.pi / "sessions"],
+            "hermes": [self.hermes],
+        }
+
+
+def bundled(name: str) -> Path:
+    """A folder shipped beside the package: `hooks` or `installers`.
+
+    In a wheel they live in `funes/_bundled/<name>`; in a source checkout, at the top level.
+    Raises FileNotFoundError when neither exists.
+    """
+    package = Path(__file__).resolve().parent
+    for candidate in (package / "_bundled" / name, package.parent / name):
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError(f"funes is missing its bundled {name!r} folder (looked in {package})")

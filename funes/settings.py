@@ -50,6 +50,11 @@ class SpoolParams:
     max_attempts: int = 3  # failures before an entry is parked in failed/
     settle_s: float = 0.3  # wait for a transcript to stop growing before reading it
     idle_exit_s: float = 1.0  # the worker exits after the spool stays empty this long
+    settle_max_s: float = 5.0  # never wait longer than this for transcripts to stop growing
+    store_wait_s: float = 30.0  # how long the worker waits for the memory's writer lock
+    batch_entries: int = 1000  # entries claimed per round
+    stale_tmp_s: float = 3600.0  # spool/tmp files older than this are debris of a killed hook
+    watch_debounce_s: float = 2.0  # `funes watch`: quiet time after a change before indexing
 
 
 RECALL = RecallParams()

@@ -44,6 +44,13 @@ def cli(ctx: click.Context, debug: bool) -> None:
 for command in (index, recall, get, status):
     cli.add_command(command)
 
+from funes.cli.agents import add, remove  # noqa: E402
+from funes.cli.spool import spool  # noqa: E402
+from funes.cli.watch import watch  # noqa: E402
+
+for command in (add, remove, spool, watch):
+    cli.add_command(command)
+
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the `funes` console script."""

@@ -97,5 +97,9 @@ def _summary(console: Console, outcome: IndexOutcome) -> None:
         console.print(f"  [yellow]failed[/]: {failure.key}: {failure.error} (retried next run)", highlight=False)
     if r.budget_exhausted:
         console.print(f"  time budget reached: {r.units_pending} session files left; run `funes index --yes` to finish", highlight=False)
+    drain = outcome.drain
+    if drain is not None and (drain.entries or drain.parked or drain.busy):
+        line = f"  spool: {drain.acked} hook entries done, {drain.retried + drain.released} left, {drain.parked} failed"
+        console.print(line + (" (a hook worker is draining it)" if drain.busy else ""), highlight=False)
     if not outcome.vectors:
         console.print(f"  [yellow]warning[/]: vector search unavailable ({outcome.vectors_note}); lexical only", highlight=False)

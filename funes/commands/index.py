@@ -6,12 +6,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from funes.commands.memory import MemoryRef, open_for_write
+from funes.commands.memory import MemoryKind, MemoryRef, open_for_write
 from funes.commands.runtime import Runtime
+from funes.commands.spool import run_drain
 from funes.errors import UsageError
-from funes.ingest import IndexJob, IndexReport, Progress, index
+from funes.ingest import DrainReport, IndexJob, IndexReport, Progress, index
 from funes.redact import default_scanner
-from funes.settings import INDEX, IndexParams
+from funes.settings import INDEX, SPOOL, IndexParams
+
+DRAIN_WAIT_S = 5.0  # how long `funes index` waits for a running spool worker
 from funes.traces import Harness, TraceSource, discover, sources_for_path
 
 
@@ -32,6 +35,7 @@ class IndexOutcome:
     model_id: str | None
     vectors: bool
     vectors_note: str | None
+    drain: DrainReport | None = None  # the spool drained after the sweep (None: not attempted)
 
 
 def sources_for(rt: Runtime, request: IndexRequest) -> list[TraceSource]:
@@ -78,7 +82,7 @@ def run_index(
                 all_tiers_at_once=unbudgeted,
             )
             report = index(sources, job)
-        return IndexOutcome(
+        outcome = IndexOutcome(
             report=report,
             sources=[s.harness.value for s in sources],
             memory=memory.label,
@@ -88,3 +92,8 @@ def run_index(
         )
     finally:
         store.close()
+    if request.path is None and memory.kind is MemoryKind.LOCAL:
+        # `funes index` also drains what hooks left in the spool (most of it is now
+        # unchanged and only acked); a running worker keeps it if it does not let go soon.
+        outcome.drain = run_drain(rt, wait_lock_s=DRAIN_WAIT_S, params=replace(SPOOL, idle_exit_s=0.0))
+    return outcome

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import datetime as dt
+import time
 from dataclasses import dataclass, field
 
+from funes.commands.agents import agent_harness, run_checks
 from funes.commands.memory import MemoryKind, MemoryRef
 from funes.commands.runtime import Runtime
 from funes.errors import FunesError
+from funes.ingest import AgentBacklog, Spool, worker_active
 from funes.store import Store, StoreStats
 from funes.traces import discover
 
@@ -16,6 +20,19 @@ class SourceStatus:
     harness: str
     units: int  # sessions/files the agent has on this machine
     owed: int  # of which not (fully) indexed yet
+
+
+@dataclass(slots=True)
+class AgentHookStatus:
+    """Automatic indexing of one agent: is the hook installed, does it fire, is the spool keeping up."""
+
+    agent: str  # harness value
+    hook_installed: bool
+    mcp_registered: bool
+    last_fired: str | None  # ISO-8601 UTC of the last hook call, None if never
+    waiting: int  # spool entries not indexed yet
+    failed: int  # spool entries parked in failed/
+    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -29,6 +46,7 @@ class StatusReport:
     sources: list[SourceStatus] = field(default_factory=list)
     attention: list[str] = field(default_factory=list)
     next_steps: list[str] = field(default_factory=list)
+    agents: list[AgentHookStatus] = field(default_factory=list)  # local memory only
 
 
 def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
@@ -60,6 +78,8 @@ def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
             store.close()
     elif memory.kind is MemoryKind.LOCAL:
         report.sources = _source_status(rt, None)
+    if memory.kind is MemoryKind.LOCAL:
+        _agent_hooks(rt, report)
     owed = sum(s.owed for s in report.sources)
     if owed:
         report.attention.append(f"{owed} agent session file(s) not indexed yet")
@@ -67,7 +87,8 @@ def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
     if not report.exists or (report.stats and report.stats.chunks == 0):
         if not report.next_steps:
             report.next_steps.append("funes index")
-        report.next_steps.append("funes add <claude|codex|pi|hermes>  (index every turn automatically)")
+        if not any(a.hook_installed for a in report.agents):
+            report.next_steps.append("funes add <claude|codex|pi|hermes>  (index every turn automatically)")
     elif not report.next_steps:
         report.next_steps.append('funes recall "<what you want to remember>"')
     return report
@@ -86,3 +107,36 @@ def _source_status(rt: Runtime, store: Store | None) -> list[SourceStatus]:
                 owed += 1
         out.append(SourceStatus(source.harness.value, len(units), owed))
     return out
+
+
+STALE_BACKLOG_S = 600.0  # entries older than this with no worker running need a nudge
+
+
+def _agent_hooks(rt: Runtime, report: StatusReport) -> None:
+    """Fill `report.agents` from the installers' checks and the spool (hooks, backlog, failures)."""
+    spool = Spool(rt.paths.spool)
+    backlog = spool.backlog() if spool.root.is_dir() else {}
+    for check in run_checks(rt):
+        harness = agent_harness(check.agent).value
+        b = backlog.get(harness, AgentBacklog())
+        if not (check.hooks or check.mcp or b.waiting or b.failed or b.last_fired):
+            continue
+        fired = dt.datetime.fromtimestamp(b.last_fired, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if b.last_fired else None
+        report.agents.append(
+            AgentHookStatus(harness, check.hooks, check.mcp, fired, b.waiting, b.failed, check.warnings)
+        )
+        for warning in check.warnings:
+            report.attention.append(f"{check.agent}: {warning}")
+        if check.hooks and b.last_fired is None:
+            report.attention.append(f"{check.agent}: hook installed but it has not fired yet (restart the agent)")
+    failed = sum(b.failed for b in backlog.values())
+    if failed:
+        report.attention.append(f"{failed} hook entries failed to index (see `funes spool status`)")
+        report.next_steps.append("funes spool retry")
+    pending = spool.pending() if backlog else []
+    if pending and not worker_active(spool):
+        oldest_s = time.time() - int(pending[0].split("-", 1)[0]) / 1e9
+        if oldest_s > STALE_BACKLOG_S:
+            report.attention.append(f"{len(pending)} hook entries waiting with no worker running")
+            report.next_steps.append("funes index")
+

@@ -240,3 +240,23 @@ def backfill_vectors(store: Store, embedder: Embedder, params: IndexParams = IND
         vectors = embedder.embed([text for _, text, _, _ in batch])
         store.add_vectors(batch, vectors)
         total += len(batch)
+
+
+# The spool drain builds on index_unit above; imported last so it can import this package.
+from funes.ingest.spool import (  # noqa: E402
+    AgentBacklog as AgentBacklog,
+    Claimed as Claimed,
+    DrainReport as DrainReport,
+    EntryError as EntryError,
+    Spool as Spool,
+    SpoolEntry as SpoolEntry,
+    claim_batch as claim_batch,
+    fail as fail,
+    group_by_memory as group_by_memory,
+    process as process,
+    settle as settle,
+    worker_active as worker_active,
+    worker_lock as worker_lock,
+)
+from funes.ingest.watch import Watcher as Watcher  # noqa: E402
+from funes.ingest.watch import WatchRoot as WatchRoot  # noqa: E402

@@ -75,6 +75,13 @@ def status(report: StatusReport) -> str:
     lines.append(f"reranker: {report.reranker}")
     for source in report.sources:
         lines.append(f"source {source.harness}: {source.units} session files, {source.owed} not indexed")
+    for a in report.agents:
+        hook = "installed" if a.hook_installed else "not installed"
+        mcp = "registered" if a.mcp_registered else "not registered"
+        lines.append(
+            f"agent {a.agent}: hook {hook}, last fired {a.last_fired or 'never'}, "
+            f"waiting {a.waiting}, failed {a.failed}, mcp {mcp}"
+        )
     for item in report.attention:
         lines.append(f"attention: {item}")
     for step in report.next_steps:

@@ -39,6 +39,10 @@ def status(report: StatusReport) -> Group:
     table.add_row("reranker", report.reranker)
     for source in report.sources:
         table.add_row(f"source {source.harness}", f"{source.units} files · {source.owed} not indexed")
+    for a in report.agents:
+        fired = a.last_fired.replace("T", " ")[:16] if a.last_fired else "never"
+        hook = "hook ✓" if a.hook_installed else "hook ✗"
+        table.add_row(f"agent {a.agent}", f"{hook} · last fired {fired} · {a.waiting} waiting · {a.failed} failed")
     parts: list[object] = [table]
     for item in report.attention:
         parts.append(Text(f"⚠ {item}", style="yellow"))

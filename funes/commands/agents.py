@@ -1,0 +1,186 @@
+"""`funes add <agent>` and `funes remove <agent>`: wire funes into an agent, or take it out.
+
+The per-agent work lives in the top-level `installers/` folder (shipped in the wheel as
+`funes/_bundled/installers`). funes loads those modules from that path at run time, as the
+private package `_funes_installers`; it never imports them as part of funes. This module
+installs the hook script into the data dir (so a funes upgrade never breaks a configured
+hook path), builds the installer's context, and turns installer errors into AgentError.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from funes.commands.memory import MemoryKind, parse_memory
+from funes.commands.runtime import Runtime
+from funes.errors import AgentError, UsageError
+from funes.paths import PRIVATE_FILE, bundled, ensure_private_dir
+from funes.traces import Harness
+
+PACKAGE = "_funes_installers"
+MODULES = {
+    Harness.CLAUDE_CODE: "claude_code",
+    Harness.CODEX: "codex",
+    Harness.PI: "pi",
+    Harness.HERMES: "hermes",
+}
+
+
+@dataclass(slots=True)
+class AgentChanges:
+    """What `add` / `remove` did to one agent."""
+
+    agent: str
+    changed: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    hook_installed: bool = False  # the hook script copy was (re)written
+
+
+@dataclass(slots=True)
+class AgentCheck:
+    """Whether funes is wired into one agent."""
+
+    agent: str
+    hooks: bool
+    mcp: bool
+    warnings: list[str] = field(default_factory=list)
+
+
+def agent_harness(name: str) -> Harness:
+    """Parse an agent name (`claude`, `codex`, `pi`, `hermes`). Raises UsageError."""
+    try:
+        harness = Harness.parse(name)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if harness not in MODULES:
+        raise UsageError(
+            f"funes cannot be added to {name!r}", hint="agents: claude, codex, pi, hermes"
+        )
+    assert harness is not None
+    return harness
+
+
+def installer(harness: Harness) -> ModuleType:
+    """The installer module of an agent, loaded from the bundled `installers/` folder."""
+    if PACKAGE not in sys.modules:
+        root = bundled("installers")
+        spec = importlib.util.spec_from_file_location(
+            PACKAGE, root / "__init__.py", submodule_search_locations=[str(root)]
+        )
+        if spec is None or spec.loader is None:
+            raise AgentError(f"cannot load funes' installers from {root}")
+        package = importlib.util.module_from_spec(spec)
+        sys.modules[PACKAGE] = package
+        spec.loader.exec_module(package)
+    return importlib.import_module(f"{PACKAGE}.{MODULES[harness]}")
+
+
+def agent_home(rt: Runtime, harness: Harness) -> Path:
+    homes = rt.homes
+    return {
+        Harness.CLAUDE_CODE: homes.claude,
+        Harness.CODEX: homes.codex,
+        Harness.PI: homes.pi,
+        Harness.HERMES: homes.hermes,
+    }[harness]
+
+
+def context(rt: Runtime, harness: Harness, memory: str | None = None) -> Any:
+    """The installer's Context for this machine (memory as given to `funes add`)."""
+    make_context = installer(harness).Context
+    bound = memory_path = None
+    if memory is not None:
+        ref = parse_memory(memory, rt)
+        if ref.kind is MemoryKind.PATH:
+            assert ref.path is not None
+            bound = memory_path = str(ref.path.resolve())
+        elif ref.kind is MemoryKind.REMOTE:
+            bound = ref.label
+    return make_context(
+        agent_home=agent_home(rt, harness),
+        user_home=rt.homes.home,
+        python=sys.executable,
+        hook=rt.paths.installed_hook,
+        spool=rt.paths.spool,
+        backups=rt.paths.backups,
+        funes_home=str(rt.paths.home) if rt.paths.home is not None else None,
+        memory=bound,
+        memory_path=memory_path,
+    )
+
+
+def install_hook_script(rt: Runtime) -> bool:
+    """Copy hooks/enqueue.py to the data dir when missing or different. True when written."""
+    source = bundled("hooks") / "enqueue.py"
+    target = rt.paths.installed_hook
+    data = source.read_bytes()
+    if target.exists() and target.read_bytes() == data:
+        return False
+    rt.paths.ensure()
+    ensure_private_dir(target.parent)
+    tmp = target.with_suffix(".tmp")
+    tmp.write_bytes(data)
+    tmp.chmod(PRIVATE_FILE)
+    tmp.replace(target)
+    ensure_private_dir(rt.paths.spool)
+    return True
+
+
+def _call(harness: Harness, verb: str, ctx: Any) -> Any:
+    module = installer(harness)
+    try:
+        return getattr(module, verb)(ctx)
+    except module.InstallError as exc:
+        raise AgentError(exc.message, hint=exc.hint) from None
+    except OSError as exc:
+        raise AgentError(f"cannot update {harness.agent_name}'s configuration: {exc}") from None
+
+
+def run_add(rt: Runtime, harness: Harness, memory: str | None = None) -> AgentChanges:
+    """Install funes' hooks and MCP server into an agent. Idempotent. Raises AgentError."""
+    result = AgentChanges(harness.agent_name, hook_installed=install_hook_script(rt))
+    done = _call(harness, "install", context(rt, harness, memory))
+    result.changed, result.warnings, result.notes = (
+        list(done.changed),
+        list(done.warnings),
+        list(done.notes),
+    )
+    return result
+
+
+def run_remove(rt: Runtime, harness: Harness) -> AgentChanges:
+    """Take out exactly what `add` put in. Never touches the memory or any transcript."""
+    done = _call(harness, "uninstall", context(rt, harness))
+    result = AgentChanges(
+        harness.agent_name, list(done.changed), list(done.warnings), list(done.notes)
+    )
+    if not any(check.hooks for check in run_checks(rt)):
+        hook = rt.paths.installed_hook
+        if hook.exists():
+            hook.unlink()
+            result.changed.append(str(hook))
+        if hook.parent.is_dir() and not any(hook.parent.iterdir()):
+            hook.parent.rmdir()
+    return result
+
+
+def run_checks(rt: Runtime) -> list[AgentCheck]:
+    """Every agent's wiring state (never raises: a broken config becomes a warning)."""
+    out = []
+    for harness in MODULES:
+        try:
+            check = _call(harness, "check", context(rt, harness))
+        except (AgentError, FileNotFoundError) as exc:
+            out.append(AgentCheck(harness.agent_name, False, False, [str(exc)]))
+            continue
+        out.append(
+            AgentCheck(harness.agent_name, bool(check.hooks), bool(check.mcp), list(check.warnings))
+        )
+    return out

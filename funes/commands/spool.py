@@ -1,0 +1,194 @@
+"""`funes spool drain` (the worker a hook starts) and `funes spool status`.
+
+The worker holds the spool's worker lock while it drains, claims entries in batches, indexes
+what they point at into the memory each names (the local memory unless a path was bound at
+install time), and exits once the spool stays empty for `SpoolParams.idle_exit_s`. When the
+memory's writer lock stays taken for `store_wait_s` (a long `funes index`), it gives its
+entries back and exits: the next hook, `funes index` or `funes watch` drains them.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from funes.commands.memory import open_for_write, parse_memory
+from funes.commands.runtime import Runtime
+from funes.errors import StoreLocked
+from funes.ingest import (
+    AgentBacklog,
+    Claimed,
+    DrainReport,
+    IndexJob,
+    Spool,
+    SpoolEntry,
+    claim_batch,
+    fail,
+    group_by_memory,
+    process,
+    worker_active,
+    worker_lock,
+)
+from funes.redact import default_scanner
+from funes.settings import INDEX, SPOOL, SpoolParams
+from funes.traces import TraceSource, discover
+
+log = logging.getLogger(__name__)
+
+
+def run_drain(
+    rt: Runtime,
+    *,
+    spool_root: Path | None = None,
+    wait_lock_s: float = 0.0,
+    params: SpoolParams = SPOOL,
+) -> DrainReport:
+    """Drain the spool until it stays empty (see the module docstring).
+
+    Never raises for a busy worker lock or memory: the report says so (`busy`, `store_busy`).
+    """
+    spool = Spool(spool_root or rt.paths.spool)
+    report = DrainReport()
+    while True:
+        with worker_lock(spool, wait_s=wait_lock_s) as held:
+            if not held:
+                report.busy = True
+                return report
+            report.reclaimed += spool.reclaim()
+            spool.clean_tmp(older_than_s=params.stale_tmp_s)
+            _drain_locked(rt, spool, params, report)
+        # Re-check after letting go: a hook that saw the lock held did not start a worker,
+        # so an entry it wrote after our last look is ours to take.
+        if report.store_busy or not spool.pending():
+            return report
+        wait_lock_s = 0.0
+
+
+def _drain_locked(rt: Runtime, spool: Spool, params: SpoolParams, report: DrainReport) -> None:
+    idle_since: float | None = None
+    while True:
+        batch = claim_batch(spool, report, limit=params.batch_entries)
+        if not batch:
+            now = time.monotonic()
+            idle_since = idle_since if idle_since is not None else now
+            if now - idle_since >= params.idle_exit_s:
+                return
+            time.sleep(min(0.1, params.idle_exit_s))
+            continue
+        idle_since = None
+        for memory, items in group_by_memory(batch).items():
+            _drain_memory(rt, spool, memory, items, params, report)
+        if report.store_busy:
+            return
+
+
+def _drain_memory(
+    rt: Runtime,
+    spool: Spool,
+    memory: str | None,
+    items: list[Claimed],
+    params: SpoolParams,
+    report: DrainReport,
+) -> None:
+    try:
+        store = open_for_write(rt, parse_memory(memory, rt))
+        try:
+            with store.writing(wait_s=params.store_wait_s):
+                spec = rt.embedder_spec_for(store.model_id)
+                store.check_model(spec.model_id)
+                job = IndexJob(
+                    store=store,
+                    embedder=rt.embedder(spec) if store.vectors_available else None,
+                    scanner=default_scanner(),
+                    params=INDEX,
+                    host=rt.host,
+                )
+                process(
+                    spool,
+                    items,
+                    job,
+                    sources_for=lambda e: _sources(rt, e),
+                    params=params,
+                    report=report,
+                )
+        finally:
+            store.close()
+    except StoreLocked:
+        report.store_busy = True
+        report.released += sum(spool.release(item.name) for item in items)
+        log.warning(
+            "memory %s stayed locked for %.0fs: %d entries left for later",
+            memory or "local",
+            params.store_wait_s,
+            len(items),
+        )
+    except (
+        Exception
+    ) as exc:  # the per-batch guard: a broken memory or model fails its entries, not the worker
+        log.exception("draining into memory %s failed", memory or "local")
+        report.errors.append(f"{memory or 'local'}: {type(exc).__name__}: {exc}")
+        for item in items:
+            if spool.is_claimed(item.name):
+                fail(spool, item, f"{type(exc).__name__}: {exc}", params, report)
+
+
+def _sources(rt: Runtime, entry: SpoolEntry) -> list[TraceSource]:
+    harness = entry.harness
+    if harness is None:
+        return []
+    return discover(rt.homes.with_overrides(entry.env), harness)
+
+
+@dataclass(slots=True)
+class SpoolStatus:
+    """The spool at a glance."""
+
+    root: str
+    worker_running: bool
+    agents: dict[str, AgentBacklog] = field(default_factory=dict)
+    failed: list[tuple[str, str]] = field(default_factory=list)  # (entry name, first error line)
+
+    @property
+    def waiting(self) -> int:
+        return sum(a.waiting for a in self.agents.values())
+
+    @property
+    def failed_count(self) -> int:
+        return sum(a.failed for a in self.agents.values())
+
+
+def run_spool_status(
+    rt: Runtime, *, spool_root: Path | None = None, failed_limit: int = 20
+) -> SpoolStatus:
+    """Backlog per agent, parked entries with their errors, and whether a worker is draining."""
+    spool = Spool(spool_root or rt.paths.spool)
+    status = SpoolStatus(str(spool.root), worker_running=False)
+    if not spool.root.is_dir():
+        return status
+    status.agents = spool.backlog()
+    status.worker_running = worker_active(spool)
+    for err in sorted(spool.failed.glob("*.json.err"))[:failed_limit]:
+        try:
+            first = err.read_text(encoding="utf-8", errors="replace").splitlines()[0]
+        except (OSError, IndexError):
+            first = ""
+        status.failed.append((err.name[: -len(".err")], first))
+    return status
+
+
+def retry_failed(rt: Runtime, *, spool_root: Path | None = None) -> int:
+    """Move every parked entry back to new/ with its attempts reset. Returns how many."""
+    spool = Spool(spool_root or rt.paths.spool)
+    moved = 0
+    for path in sorted(spool.failed.glob("*.json")):
+        try:
+            entry = SpoolEntry.parse(path.read_bytes())
+        except (OSError, ValueError):
+            continue
+        spool.enqueue(replace(entry, attempts=0))
+        path.unlink(missing_ok=True)
+        (spool.failed / f"{path.name}.err").unlink(missing_ok=True)
+        moved += 1
+    return moved

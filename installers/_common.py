@@ -1,0 +1,297 @@
+"""What every agent installer shares: the context, marker-keyed merges, atomic writes, backups.
+
+Ownership rule: a hook handler is funes' when its command contains `MARKER` (the installed
+hook's file name); an MCP server entry is funes' when it is named `funes` and runs `funes mcp`.
+Everything else in an agent's configuration is the user's and is kept as it was.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+MARKER = "funes-enqueue.py"
+MCP_NAME = "funes"
+
+
+class InstallError(Exception):
+    """A configuration funes will not edit (it does not parse, or a name is taken)."""
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+@dataclass(frozen=True)
+class Context:
+    """Where things are, resolved by funes before it runs an installer."""
+
+    agent_home: (
+        Path  # ~/.claude, ~/.codex, ~/.pi/agent or ~/.hermes (after the agents' env overrides)
+    )
+    user_home: Path
+    python: str  # interpreter for the hook (-I -S) and the worker / MCP server (-m funes)
+    hook: Path  # the installed copy of hooks/enqueue.py
+    spool: Path
+    backups: Path  # one-time backups of edited files
+    funes_home: str | None = None  # FUNES_HOME at install time, passed on to hook, worker and MCP
+    memory: str | None = None  # bound memory (`funes add <agent> <memory>`)
+    memory_path: str | None = None  # the bound memory when it is a local path (hooks index into it)
+
+    def hook_base(self, agent: str) -> list[str]:
+        """The hook's argv without its event: interpreter, script, agent, spool, worker, home, memory."""
+        argv = [
+            self.python,
+            "-I",
+            "-S",
+            str(self.hook),
+            "--agent",
+            agent,
+            "--spool",
+            str(self.spool),
+            "--python",
+            self.python,
+        ]
+        if self.funes_home:
+            argv += ["--home", self.funes_home]
+        if self.memory_path:
+            argv += ["--memory", self.memory_path]
+        return argv
+
+    def hook_argv(self, agent: str, event: str, *, sweep: bool = False) -> list[str]:
+        return [*self.hook_base(agent), "--event", event, *(["--sweep"] if sweep else [])]
+
+    def hook_command(self, agent: str, event: str, *, sweep: bool = False) -> str:
+        """The hook as one command line (POSIX shell quoting: sh -c and shlex-style splitters)."""
+        return shlex.join(self.hook_argv(agent, event, sweep=sweep))
+
+    def mcp_args(self) -> list[str]:
+        return ["-m", "funes", "mcp", *([self.memory] if self.memory else [])]
+
+    def mcp_env(self) -> dict[str, str]:
+        return {"FUNES_HOME": self.funes_home} if self.funes_home else {}
+
+
+@dataclass
+class Changes:
+    """What an install or uninstall did."""
+
+    changed: list[str] = field(default_factory=list)  # files written or removed
+    warnings: list[str] = field(default_factory=list)  # things that would silently stop indexing
+    notes: list[str] = field(default_factory=list)  # what the user should know or do next
+
+
+@dataclass
+class Check:
+    """Whether funes is installed into an agent, and what stands in its way."""
+
+    hooks: bool = False
+    mcp: bool = False
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def installed(self) -> bool:
+        return self.hooks
+
+
+def is_ours(command: object) -> bool:
+    """A hook command (string or argv) written by funes."""
+    if isinstance(command, str):
+        return MARKER in command
+    if isinstance(command, list):
+        return any(isinstance(part, str) and MARKER in part for part in command)
+    return False
+
+
+def is_our_mcp(entry: object) -> bool:
+    """An MCP server entry that runs `funes mcp` (command + args, or a `funes mcp` command)."""
+    if not isinstance(entry, dict):
+        return False
+    command = entry.get("command")
+    args = entry.get("args") or []
+    if not isinstance(args, list):
+        return False
+    argv = [str(command), *map(str, args)]
+    return argv[1:4] == ["-m", "funes", "mcp"] or (
+        Path(argv[0]).name == "funes" and argv[1:2] == ["mcp"]
+    )
+
+
+# -- files ----------------------------------------------------------------------------------
+
+
+def _created_marker(path: Path, backups: Path) -> Path:
+    return backups / (_slug(path) + ".created-by-funes")
+
+
+def _slug(path: Path) -> str:
+    return "".join(c if c.isalnum() or c in "._-" else "_" for c in str(path.resolve()).strip("/"))
+
+
+def backup_once(path: Path, backups: Path) -> Path | None:
+    """Copy `path` into `backups` before funes first edits it; later edits keep that first copy.
+
+    A file funes creates gets a `.created-by-funes` note instead, so uninstall can remove it.
+    """
+    backups.mkdir(parents=True, exist_ok=True, mode=0o700)
+    target = backups / (_slug(path) + ".orig")
+    if target.exists() or _created_marker(path, backups).exists():
+        return None
+    if not path.exists():
+        _created_marker(path, backups).write_text(str(path) + "\n")
+        return None
+    atomic_write(target, path.read_bytes(), mode=0o600)
+    return target
+
+
+def atomic_write(path: Path, data: bytes, *, mode: int | None = None) -> None:
+    """Write `data` to `path` via a temp file in the same folder and os.replace.
+
+    Keeps the existing file's permissions; a new file gets `mode` (default 0600).
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        keep = path.stat().st_mode & 0o777
+    except FileNotFoundError:
+        keep = mode if mode is not None else 0o600
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".funes-tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, keep)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_if_changed(
+    path: Path, text: str, ctx: Context, changes: Changes, *, mode: int | None = None
+) -> bool:
+    """Write `text` to `path` unless it already holds exactly that. Backs up before the first edit."""
+    data = text.encode("utf-8")
+    try:
+        if path.read_bytes() == data:
+            return False
+    except FileNotFoundError:
+        pass
+    backup_once(path, ctx.backups)
+    atomic_write(path, data, mode=mode)
+    changes.changed.append(str(path))
+    return True
+
+
+def remove_if_created(path: Path, ctx: Context, changes: Changes, *, empty: bool) -> bool:
+    """Delete a file funes created when it holds nothing of the user's (`empty`)."""
+    marker = _created_marker(path, ctx.backups)
+    if not (empty and marker.exists() and path.exists()):
+        return False
+    path.unlink()
+    marker.unlink()
+    changes.changed.append(str(path))
+    return True
+
+
+def read_text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+
+
+# -- JSON configs ---------------------------------------------------------------------------
+
+
+def load_json_object(path: Path) -> tuple[dict[str, Any], str | None]:
+    """(the JSON object in `path` or {}, its original text or None). Refuses anything else."""
+    text = read_text(path)
+    if text is None or not text.strip():
+        return {}, text
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise InstallError(
+            f"{path} is not valid JSON ({exc}); funes will not rewrite it",
+            hint="fix the file (or move it away) and run the command again",
+        ) from None
+    if not isinstance(data, dict):
+        raise InstallError(f"{path} does not hold a JSON object; funes will not rewrite it")
+    return data, text
+
+
+def dump_json(data: dict[str, Any], original: str | None, *, indent: int = 2) -> str:
+    """Serialise like the agents do (2-space indent, literal non-ASCII), keeping a final newline."""
+    text = json.dumps(data, indent=_indent_of(original) or indent, ensure_ascii=False)
+    if original is None or original.endswith("\n") or not original.strip():
+        text += "\n"
+    return text
+
+
+def _indent_of(text: str | None) -> int | None:
+    if not text:
+        return None
+    for line in text.splitlines()[1:]:
+        stripped = line.lstrip(" ")
+        if stripped and len(stripped) < len(line):
+            return len(line) - len(stripped)
+    return None
+
+
+def upsert_hook_groups(hooks: dict[str, Any], desired: dict[str, dict[str, Any]]) -> None:
+    """Make `hooks` (event → [{matcher?, hooks: [handler]}]) hold exactly our `desired` handlers.
+
+    Claude Code / Codex shape. Our handler is replaced where it stands (positions, and so Codex's
+    positional trust keys, of the user's groups never move); a missing one is appended as a new
+    group; ours under events we no longer use are removed; groups and events left empty by our
+    removal are pruned.
+    """
+    for event in list(hooks):
+        groups = hooks[event]
+        if not isinstance(groups, list):
+            continue
+        placed = False
+        for group in list(groups):
+            handlers = group.get("hooks") if isinstance(group, dict) else None
+            if not isinstance(handlers, list):
+                continue
+            kept = []
+            had_ours = False
+            for handler in handlers:
+                if isinstance(handler, dict) and is_ours(handler.get("command")):
+                    had_ours = True
+                    if event in desired and not placed:
+                        kept.append(desired[event])
+                        placed = True
+                    continue
+                kept.append(handler)
+            if had_ours:
+                if kept:
+                    group["hooks"] = kept
+                else:
+                    groups.remove(group)
+        if event in desired and not placed:
+            groups.append({"hooks": [desired[event]]})
+        if not groups:
+            del hooks[event]
+    for event, handler in desired.items():
+        if event not in hooks:
+            hooks[event] = [{"hooks": [handler]}]
+
+
+def has_our_hook(hooks: object, event: str, expected: dict[str, Any] | None = None) -> bool:
+    """Whether `hooks[event]` holds a funes handler (equal to `expected` when given)."""
+    if not isinstance(hooks, dict):
+        return False
+    for group in hooks.get(event) or []:
+        for handler in (group.get("hooks") or []) if isinstance(group, dict) else []:
+            if isinstance(handler, dict) and is_ours(handler.get("command")):
+                return expected is None or handler == expected
+    return False

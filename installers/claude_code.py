@@ -1,0 +1,182 @@
+"""Claude Code: hooks merged into `<claude home>/settings.json`, MCP server in `.claude.json`.
+
+Why a settings.json merge and not a plugin: a plugin needs the `claude` CLI on PATH (its
+`plugin marketplace add` / `install` took minutes in our captured runs), Claude copies plugins
+into a cache so every funes upgrade needs an uninstall + install, and plugin-declared timeouts do
+not raise the SessionEnd budget. The merge is instant, needs no CLI, and our handlers are found
+again by the marker in their command, so the user's own hooks are never touched.
+
+Hooks (shell form, run by `sh -c`): Stop (a turn completed), SubagentStop (a subagent's file),
+SessionEnd (covers a turn ended by Ctrl-C, where Stop does not fire) and SessionStart with
+`--sweep` (catch-up after a crash or a killed session). MCP: `mcpServers.funes` in
+`~/.claude.json` (`<CLAUDE_CONFIG_DIR>/.claude.json` when the config dir is moved).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ._common import (
+    MCP_NAME,
+    Changes,
+    Check,
+    Context,
+    InstallError,
+    dump_json,
+    has_our_hook,
+    is_our_mcp,
+    load_json_object,
+    remove_if_created,
+    upsert_hook_groups,
+    write_if_changed,
+)
+
+AGENT = "claude_code"
+EVENTS = {
+    "Stop": False,
+    "SubagentStop": False,
+    "SessionEnd": False,
+    "SessionStart": True,
+}  # event → sweep
+TIMEOUT_S = 10
+DEFAULT_RETENTION_DAYS = 30
+MANAGED_SETTINGS = (
+    Path("/etc/claude-code/managed-settings.json"),
+    Path("/Library/Application Support/ClaudeCode/managed-settings.json"),
+)
+
+
+def settings_path(ctx: Context) -> Path:
+    return ctx.agent_home / "settings.json"
+
+
+def claude_json_path(ctx: Context) -> Path:
+    default_home = ctx.user_home / ".claude"
+    if ctx.agent_home.resolve() == default_home.resolve():
+        return ctx.user_home / ".claude.json"
+    return ctx.agent_home / ".claude.json"
+
+
+def desired_handlers(ctx: Context) -> dict[str, dict[str, Any]]:
+    return {
+        event: {
+            "type": "command",
+            "command": ctx.hook_command(AGENT, event, sweep=sweep),
+            "timeout": TIMEOUT_S,
+        }
+        for event, sweep in EVENTS.items()
+    }
+
+
+def desired_mcp(ctx: Context) -> dict[str, Any]:
+    return {"type": "stdio", "command": ctx.python, "args": ctx.mcp_args(), "env": ctx.mcp_env()}
+
+
+def install(ctx: Context) -> Changes:
+    changes = Changes()
+    path = settings_path(ctx)
+    settings, original = load_json_object(path)
+    hooks = settings.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise InstallError(f'{path}: "hooks" is not an object; funes will not rewrite it')
+    upsert_hook_groups(hooks, desired_handlers(ctx))
+    write_if_changed(path, dump_json(settings, original), ctx, changes)
+    _register_mcp(ctx, changes)
+    changes.warnings.extend(check(ctx).warnings)
+    changes.notes.append(
+        "Claude Code reads hooks at start: sessions already open keep running without them"
+    )
+    return changes
+
+
+def _register_mcp(ctx: Context, changes: Changes) -> None:
+    path = claude_json_path(ctx)
+    data, original = load_json_object(path)
+    servers = data.setdefault("mcpServers", {})
+    if not isinstance(servers, dict):
+        raise InstallError(f'{path}: "mcpServers" is not an object; funes will not rewrite it')
+    current = servers.get(MCP_NAME)
+    if current is not None and not is_our_mcp(current):
+        changes.warnings.append(
+            f'{path} already has an MCP server named "funes" that is not funes\' own: left as is'
+        )
+        return
+    servers[MCP_NAME] = desired_mcp(ctx)
+    write_if_changed(path, dump_json(data, original), ctx, changes)
+
+
+def uninstall(ctx: Context) -> Changes:
+    changes = Changes()
+    path = settings_path(ctx)
+    settings, original = load_json_object(path)
+    hooks = settings.get("hooks")
+    if isinstance(hooks, dict) and original is not None:
+        upsert_hook_groups(hooks, {})
+        if not hooks:
+            del settings["hooks"]
+        if not remove_if_created(path, ctx, changes, empty=not settings):
+            write_if_changed(path, dump_json(settings, original), ctx, changes)
+    mcp_path = claude_json_path(ctx)
+    data, original = load_json_object(mcp_path)
+    servers = data.get("mcpServers")
+    if isinstance(servers, dict) and is_our_mcp(servers.get(MCP_NAME)):
+        del servers[MCP_NAME]
+        if not servers:
+            del data["mcpServers"]
+        if not remove_if_created(mcp_path, ctx, changes, empty=not data):
+            write_if_changed(mcp_path, dump_json(data, original), ctx, changes)
+    return changes
+
+
+def check(ctx: Context) -> Check:
+    result = Check()
+    try:
+        settings, _ = load_json_object(settings_path(ctx))
+        data, _ = load_json_object(claude_json_path(ctx))
+    except InstallError as exc:
+        result.warnings.append(exc.message)
+        return result
+    hooks = settings.get("hooks")
+    result.hooks = all(has_our_hook(hooks, event) for event in EVENTS)
+    servers = data.get("mcpServers")
+    result.mcp = isinstance(servers, dict) and is_our_mcp(servers.get(MCP_NAME))
+    result.warnings.extend(_blockers(settings, ctx))
+    return result
+
+
+def _blockers(settings: dict[str, Any], ctx: Context) -> list[str]:
+    """Settings that would stop the hooks, or delete transcripts before they are indexed."""
+    out: list[str] = []
+    layers: list[tuple[str, dict[str, Any]]] = [("settings.json", settings)]
+    for path in (ctx.agent_home / "settings.local.json", *MANAGED_SETTINGS):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict):
+            layers.append((str(path), data))
+    for where, data in layers:
+        if data.get("disableAllHooks") is True:
+            out.append(
+                f"disableAllHooks is true in {where}: Claude Code runs no hooks, so turns are only "
+                "indexed by `funes index` or `funes watch`"
+            )
+        if data.get("allowManagedHooksOnly") is True:
+            out.append(
+                f"allowManagedHooksOnly is true in {where}: Claude Code ignores funes' user hooks; "
+                "use `funes watch` or ask your administrator to add them"
+            )
+    days = settings.get("cleanupPeriodDays")
+    if (
+        isinstance(days, (int, float))
+        and not isinstance(days, bool)
+        and days < DEFAULT_RETENTION_DAYS
+    ):
+        what = "keeps no transcripts" if days <= 0 else f"deletes transcripts after {days:g} days"
+        out.append(
+            f"cleanupPeriodDays={days:g}: Claude Code {what}; a turn whose hook did not fire is lost "
+            "unless `funes index` runs before then (raise cleanupPeriodDays in settings.json)"
+        )
+    return out

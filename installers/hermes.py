@@ -1,0 +1,262 @@
+"""Hermes: shell hooks and `mcp_servers.funes` in config.yaml, plus the consent allowlist.
+
+Hooks: `post_llm_call` (a turn completed), `on_session_finalize` (the session ended) and
+`on_session_start` with `--sweep` (catch-up). Hermes splits a hook command into argv (no shell)
+and runs it only once the exact `(event, command)` pair is approved in
+`$HERMES_HOME/shell-hooks-allowlist.json`; non-interactive runs silently skip unapproved hooks,
+so funes writes the approvals itself (the same entry shape Hermes writes).
+
+config.yaml is edited with ruamel.yaml in round-trip mode, keeping the user's comments, quoting
+and key order; the indentation is the one that reproduces the file as it was.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap
+from ruamel.yaml.error import YAMLError
+
+from ._common import (
+    MCP_NAME,
+    Changes,
+    Check,
+    Context,
+    InstallError,
+    is_our_mcp,
+    is_ours,
+    load_json_object,
+    read_text,
+    remove_if_created,
+    write_if_changed,
+)
+
+AGENT = "hermes"
+EVENTS = {
+    "post_llm_call": False,
+    "on_session_finalize": False,
+    "on_session_start": True,
+}  # event → sweep
+TIMEOUT_S = 30
+ALLOWLIST = "shell-hooks-allowlist.json"
+_INDENTS = ((2, 4, 2), (2, 2, 0), (4, 4, 2), (4, 6, 4), (4, 4, 0))
+
+
+def config_path(ctx: Context) -> Path:
+    return ctx.agent_home / "config.yaml"
+
+
+def allowlist_path(ctx: Context) -> Path:
+    return ctx.agent_home / ALLOWLIST
+
+
+def _yaml(indent: tuple[int, int, int]) -> YAML:
+    yaml = YAML()
+    yaml.preserve_quotes = True
+    yaml.width = 4096
+    yaml.indent(mapping=indent[0], sequence=indent[1], offset=indent[2])
+    return yaml
+
+
+def _load(path: Path) -> tuple[CommentedMap, YAML, str | None]:
+    """The config as a round-trip mapping, a YAML that re-emits it unchanged, the original text."""
+    text = read_text(path)
+    if text is None or not text.strip():
+        return CommentedMap(), _yaml(_INDENTS[0]), text
+    for indent in _INDENTS:
+        yaml = _yaml(indent)
+        try:
+            data = yaml.load(text)
+        except YAMLError as exc:
+            raise InstallError(
+                f"{path} is not valid YAML ({exc}); funes will not rewrite it"
+            ) from None
+        if not isinstance(data, CommentedMap):
+            raise InstallError(f"{path} does not hold a mapping; funes will not rewrite it")
+        if _dump(yaml, data) == text:
+            return data, yaml, text
+    return data, _yaml(_INDENTS[0]), text
+
+
+def _dump(yaml: YAML, data: Any) -> str:
+    out = io.StringIO()
+    yaml.dump(data, out)
+    return out.getvalue()
+
+
+def desired_commands(ctx: Context) -> dict[str, str]:
+    return {event: ctx.hook_command(AGENT, event, sweep=sweep) for event, sweep in EVENTS.items()}
+
+
+def _set_hooks(data: CommentedMap, wanted: dict[str, str], path: Path) -> None:
+    """Make `data["hooks"]` hold exactly our `wanted` entries, in place, leaving the user's alone."""
+    hooks = data.get("hooks")
+    if hooks is None:
+        if not wanted:
+            return
+        hooks = data["hooks"] = CommentedMap()
+    if not isinstance(hooks, dict):
+        raise InstallError(f"{path}: `hooks` is not a mapping; funes will not rewrite it")
+    for event in list(hooks):
+        entries = hooks[event]
+        if event == "outbound" or not isinstance(entries, list):
+            continue
+        placed = False
+        for i in reversed(range(len(entries))):
+            entry = entries[i]
+            if isinstance(entry, dict) and is_ours(entry.get("command")):
+                if event in wanted and not placed and entry.get("command") == wanted[event]:
+                    placed = True
+                    continue
+                del entries[i]
+        if event in wanted and not placed:
+            entries.append(CommentedMap([("command", wanted[event]), ("timeout", TIMEOUT_S)]))
+        if not entries:
+            del hooks[event]
+    for event, command in wanted.items():
+        if event not in hooks:
+            hooks[event] = [CommentedMap([("command", command), ("timeout", TIMEOUT_S)])]
+    if not hooks:
+        del data["hooks"]
+
+
+def _mcp_entry(ctx: Context) -> CommentedMap:
+    entry = CommentedMap([("command", ctx.python), ("args", ctx.mcp_args())])
+    if ctx.mcp_env():
+        entry["env"] = ctx.mcp_env()
+    return entry
+
+
+def install(ctx: Context) -> Changes:
+    changes = Changes()
+    path = config_path(ctx)
+    data, yaml, _ = _load(path)
+    wanted = desired_commands(ctx)
+    _set_hooks(data, wanted, path)
+    servers = data.get("mcp_servers")
+    if servers is None:
+        servers = data["mcp_servers"] = CommentedMap()
+    if not isinstance(servers, dict):
+        raise InstallError(f"{path}: `mcp_servers` is not a mapping; funes will not rewrite it")
+    current = servers.get(MCP_NAME)
+    if current is not None and not is_our_mcp(_plain(current)):
+        changes.warnings.append(
+            f"{path} already has an MCP server named funes that is not funes' own: left as is"
+        )
+    elif current is None or _plain(current) != _plain(_mcp_entry(ctx)):
+        servers[MCP_NAME] = _mcp_entry(ctx)
+    write_if_changed(path, _dump(yaml, data), ctx, changes)
+    _set_approvals(ctx, wanted, changes)
+    changes.notes.append("Hermes reads hooks when a session starts (restart a running gateway)")
+    return changes
+
+
+def _set_approvals(ctx: Context, wanted: dict[str, str], changes: Changes) -> None:
+    path = allowlist_path(ctx)
+    data, original = load_json_object(path)
+    approvals = data.get("approvals")
+    if not isinstance(approvals, list):
+        approvals = []
+    kept = [a for a in approvals if not (isinstance(a, dict) and is_ours(a.get("command")))]
+    ours = {
+        (a.get("event"), a.get("command")): a
+        for a in approvals
+        if isinstance(a, dict) and is_ours(a.get("command"))
+    }
+    now = dt.datetime.now(dt.UTC).isoformat().replace("+00:00", "Z")
+    for event, command in wanted.items():
+        kept.append(
+            ours.get((event, command))
+            or {
+                "approved_at": now,
+                "command": command,
+                "event": event,
+                "script_mtime_at_approval": _mtime_iso(ctx.hook),
+            }
+        )
+    if kept == approvals and original is not None:
+        return
+    data["approvals"] = kept
+    if (
+        not wanted
+        and not kept
+        and remove_if_created(path, ctx, changes, empty=set(data) == {"approvals"})
+    ):
+        return
+    # Hermes writes this file with sorted keys and a 2-space indent; so do we.
+    write_if_changed(
+        path, json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n", ctx, changes
+    )
+
+
+def _mtime_iso(path: Path) -> str | None:
+    try:
+        mtime = os.path.getmtime(path)
+    except OSError:
+        return None
+    return dt.datetime.fromtimestamp(mtime, tz=dt.UTC).isoformat().replace("+00:00", "Z")
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def uninstall(ctx: Context) -> Changes:
+    changes = Changes()
+    path = config_path(ctx)
+    if path.exists():
+        data, yaml, _ = _load(path)
+        _set_hooks(data, {}, path)
+        servers = data.get("mcp_servers")
+        if isinstance(servers, dict) and is_our_mcp(_plain(servers.get(MCP_NAME))):
+            del servers[MCP_NAME]
+            if not servers:
+                del data["mcp_servers"]
+        if not remove_if_created(path, ctx, changes, empty=not data):
+            write_if_changed(path, _dump(yaml, data), ctx, changes)
+    if allowlist_path(ctx).exists():
+        _set_approvals(ctx, {}, changes)
+    return changes
+
+
+def check(ctx: Context) -> Check:
+    result = Check()
+    try:
+        data, _, _ = _load(config_path(ctx))
+        allow, _ = load_json_object(allowlist_path(ctx))
+    except InstallError as exc:
+        result.warnings.append(exc.message)
+        return result
+    hooks = data.get("hooks") if isinstance(data.get("hooks"), dict) else {}
+    configured = {
+        event: entry.get("command")
+        for event, entries in hooks.items()
+        if isinstance(entries, list)
+        for entry in entries
+        if isinstance(entry, dict) and is_ours(entry.get("command"))
+    }
+    result.hooks = "post_llm_call" in configured
+    servers = data.get("mcp_servers")
+    result.mcp = isinstance(servers, dict) and is_our_mcp(_plain(servers.get(MCP_NAME)))
+    approved = {
+        (a.get("event"), a.get("command"))
+        for a in allow.get("approvals") or []
+        if isinstance(a, dict)
+    }
+    missing = [event for event, command in configured.items() if (event, command) not in approved]
+    if missing:
+        result.warnings.append(
+            f"Hermes hooks not approved ({', '.join(missing)}): Hermes skips them outside a "
+            "terminal; run `funes add hermes` again or `hermes hooks` to approve"
+        )
+    return result

@@ -1,0 +1,368 @@
+"""`funes add` / `funes remove` against a temporary HOME, for all four agents."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+import tomlkit
+from ruamel.yaml import YAML
+from support.claude import append_turns, session_path, stop_payload
+
+from funes.commands.agents import agent_harness, run_add, run_checks, run_remove
+from funes.commands.memory import parse_memory
+from funes.commands.recall import RecallRequest, run_recall
+from funes.commands.runtime import Runtime
+from funes.commands.spool import run_drain
+from funes.commands.status import run_status
+from funes.errors import AgentError
+from funes.ingest import Spool, SpoolEntry
+from funes.settings import SPOOL
+
+AGENTS = ("claude", "codex", "hermes", "pi")
+
+USER_CLAUDE_SETTINGS = """{
+  "model": "opus",
+  "hooks": {
+    "Stop": [
+      {
+        "hooks": [
+          {
+            "type": "command",
+            "command": "notify-send done"
+          }
+        ]
+      }
+    ]
+  },
+  "permissions": {
+    "allow": [
+      "Bash(ls:*)"
+    ]
+  }
+}
+"""
+USER_CLAUDE_JSON = '{\n  "numStartups": 3,\n  "mcpServers": {\n    "ping": {\n      "type": "stdio",\n      "command": "ping-server"\n    }\n  }\n}\n'
+USER_CODEX_TOML = """# my codex config
+model = "gpt-5"  # the default model
+
+[mcp_servers.ping]
+command = "ping-server"   # keep me
+args = ["--quiet"]
+
+[projects."/home/me/proj"]
+trust_level = "trusted"
+"""
+USER_CODEX_HOOKS = '{\n  "hooks": {\n    "Stop": [\n      {\n        "hooks": [\n          {\n            "type": "command",\n            "command": "say done"\n          }\n        ]\n      }\n    ]\n  }\n}\n'
+USER_HERMES_YAML = """# Hermes settings, hand-written
+model:
+  provider: custom   # my local server
+  default: "some-model"
+hooks:
+  post_llm_call:
+    - command: "~/bin/log-turn.sh"
+      timeout: 5
+mcp_servers:
+  ping: {command: ping-server, args: ["--quiet"]}
+"""
+USER_HERMES_ALLOWLIST = '{\n  "approvals": [\n    {\n      "approved_at": "2026-01-01T00:00:00Z",\n      "command": "~/bin/log-turn.sh",\n      "event": "post_llm_call",\n      "script_mtime_at_approval": null\n    }\n  ]\n}\n'
+
+
+def seed_user_configs(home: Path) -> dict[Path, str]:
+    files = {
+        home / ".claude" / "settings.json": USER_CLAUDE_SETTINGS,
+        home / ".claude.json": USER_CLAUDE_JSON,
+        home / ".codex" / "config.toml": USER_CODEX_TOML,
+        home / ".codex" / "hooks.json": USER_CODEX_HOOKS,
+        home / ".hermes" / "config.yaml": USER_HERMES_YAML,
+        home / ".hermes" / "shell-hooks-allowlist.json": USER_HERMES_ALLOWLIST,
+        home / ".pi" / "agent" / "extensions" / "mine.ts": "export default function (pi: any) {}\n",
+    }
+    for path, text in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return files
+
+
+def snapshot(*roots: Path) -> dict[str, bytes]:
+    out = {}
+    for root in roots:
+        paths = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
+        out.update({str(p): p.read_bytes() for p in paths})
+    return out
+
+
+@pytest.fixture
+def rt() -> Runtime:
+    return Runtime.resolve()
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_adding_twice_changes_nothing_the_second_time(
+    rt: Runtime, isolated_env: Path, agent: str
+) -> None:
+    seed_user_configs(isolated_env)
+    first = run_add(rt, agent_harness(agent))
+    assert first.changed and first.hook_installed
+    before = snapshot(isolated_env, rt.paths.data)
+    again = run_add(rt, agent_harness(agent))
+    assert again.changed == [] and not again.hook_installed
+    assert snapshot(isolated_env, rt.paths.data) == before
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_remove_restores_the_users_files_byte_for_byte(
+    rt: Runtime, isolated_env: Path, agent: str
+) -> None:
+    seeded = seed_user_configs(isolated_env)
+    before = snapshot(isolated_env)
+    run_add(rt, agent_harness(agent))
+    assert snapshot(isolated_env) != before
+    removed = run_remove(rt, agent_harness(agent))
+    assert removed.changed
+    assert snapshot(isolated_env) == before
+    assert all(path.read_text() == text for path, text in seeded.items())
+    assert not rt.paths.installed_hook.exists()  # no agent uses it any more
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_remove_deletes_the_files_add_created_in_an_empty_home(
+    rt: Runtime, isolated_env: Path, agent: str
+) -> None:
+    run_add(rt, agent_harness(agent))
+    assert any(p.is_file() for p in isolated_env.rglob("*"))
+    run_remove(rt, agent_harness(agent))
+    assert [p for p in isolated_env.rglob("*") if p.is_file()] == []
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_remove_never_touches_the_memory_or_transcripts(
+    rt: Runtime, isolated_env: Path, agent: str
+) -> None:
+    transcript = append_turns(
+        session_path(isolated_env / ".claude", "/w", "kept"), "kept", "/w", range(2)
+    )
+    run_add(rt, agent_harness(agent))
+    Spool(rt.paths.spool).enqueue(
+        SpoolEntry(agent="claude_code", payload=stop_payload(transcript, "kept", "/w"))
+    )
+    run_drain(rt, params=replace(SPOOL, settle_s=0.0, idle_exit_s=0.0))
+    memory = rt.paths.memory_db.read_bytes()
+    run_remove(rt, agent_harness(agent))
+    assert rt.paths.memory_db.read_bytes() == memory and transcript.exists()
+
+
+def test_the_first_edit_is_backed_up_once(rt: Runtime, isolated_env: Path) -> None:
+    seed_user_configs(isolated_env)
+    run_add(rt, agent_harness("claude"))
+    run_remove(rt, agent_harness("claude"))
+    run_add(rt, agent_harness("claude"))
+    backups = sorted(rt.paths.backups.glob("*settings.json.orig"))
+    assert len(backups) == 1 and backups[0].read_text() == USER_CLAUDE_SETTINGS
+
+
+def test_claude_hooks_keep_the_users_own_stop_hook_and_register_the_mcp_server(
+    rt: Runtime, isolated_env: Path
+) -> None:
+    seed_user_configs(isolated_env)
+    run_add(rt, agent_harness("claude"), "/tmp/some-memory")
+    settings = json.loads((isolated_env / ".claude" / "settings.json").read_text())
+    stop = settings["hooks"]["Stop"]
+    assert stop[0]["hooks"][0]["command"] == "notify-send done"
+    ours = stop[1]["hooks"][0]
+    argv = shlex.split(ours["command"])
+    assert argv[:4] == [sys.executable, "-I", "-S", str(rt.paths.installed_hook)]
+    assert argv[argv.index("--spool") + 1] == str(rt.paths.spool) and argv[-2:] == [
+        "--event",
+        "Stop",
+    ]
+    assert argv[argv.index("--memory") + 1] == "/tmp/some-memory"
+    assert "--sweep" in settings["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+    assert set(settings["hooks"]) == {"Stop", "SubagentStop", "SessionEnd", "SessionStart"}
+    servers = json.loads((isolated_env / ".claude.json").read_text())["mcpServers"]
+    assert servers["ping"] == {"type": "stdio", "command": "ping-server"}
+    assert servers["funes"]["command"] == sys.executable
+    assert servers["funes"]["args"] == ["-m", "funes", "mcp", "/tmp/some-memory"]
+
+
+def test_claude_settings_that_would_stop_the_hooks_are_warned_about(
+    rt: Runtime, isolated_env: Path
+) -> None:
+    path = isolated_env / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text('{"disableAllHooks": true, "cleanupPeriodDays": 3}')
+    warnings = " ".join(run_add(rt, agent_harness("claude")).warnings)
+    assert "disableAllHooks" in warnings and "cleanupPeriodDays=3" in warnings
+
+
+def test_a_settings_file_that_is_not_json_is_refused_untouched(
+    rt: Runtime, isolated_env: Path
+) -> None:
+    path = isolated_env / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text("{ not json")
+    with pytest.raises(AgentError, match="not valid JSON"):
+        run_add(rt, agent_harness("claude"))
+    assert path.read_text() == "{ not json"
+
+
+def test_codex_gets_notify_and_mcp_in_config_toml_with_comments_kept(
+    rt: Runtime, isolated_env: Path
+) -> None:
+    seed_user_configs(isolated_env)
+    changes = run_add(rt, agent_harness("codex"))
+    text = (isolated_env / ".codex" / "config.toml").read_text()
+    assert "# my codex config" in text and "# the default model" in text and "# keep me" in text
+    doc = tomlkit.parse(text)
+    notify = list(doc["notify"])
+    assert notify[3] == str(rt.paths.installed_hook) and notify[-2:] == [
+        "--event",
+        "agent-turn-complete",
+    ]
+    assert doc["mcp_servers"]["funes"]["args"] == ["-m", "funes", "mcp"]
+    hooks = json.loads((isolated_env / ".codex" / "hooks.json").read_text())["hooks"]
+    assert hooks["Stop"][0]["hooks"][0]["command"] == "say done"  # the user's group keeps index 0
+    assert "funes-enqueue.py" in hooks["Stop"][1]["hooks"][0]["command"]
+    assert any("/hooks" in w for w in changes.warnings)
+
+
+def test_codex_keeps_a_users_own_notify_program_and_says_so(
+    rt: Runtime, isolated_env: Path
+) -> None:
+    config = isolated_env / ".codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text('notify = ["terminal-notifier", "-title", "Codex"]\n')
+    changes = run_add(rt, agent_harness("codex"))
+    assert list(tomlkit.parse(config.read_text())["notify"]) == [
+        "terminal-notifier",
+        "-title",
+        "Codex",
+    ]
+    assert any("another notify program" in w for w in changes.warnings)
+    run_remove(rt, agent_harness("codex"))
+    assert config.read_text() == 'notify = ["terminal-notifier", "-title", "Codex"]\n'
+
+
+def test_hermes_hooks_are_approved_with_the_exact_command_strings(
+    rt: Runtime, isolated_env: Path
+) -> None:
+    seed_user_configs(isolated_env)
+    run_add(rt, agent_harness("hermes"))
+    text = (isolated_env / ".hermes" / "config.yaml").read_text()
+    assert "# Hermes settings, hand-written" in text and "# my local server" in text
+    config = YAML(typ="safe").load(text)
+    ours = {event: entries[-1]["command"] for event, entries in config["hooks"].items()}
+    assert config["hooks"]["post_llm_call"][0] == {"command": "~/bin/log-turn.sh", "timeout": 5}
+    assert set(ours) == {"post_llm_call", "on_session_finalize", "on_session_start"}
+    approvals = json.loads((isolated_env / ".hermes" / "shell-hooks-allowlist.json").read_text())[
+        "approvals"
+    ]
+    approved = {(a["event"], a["command"]) for a in approvals}
+    assert {(e, c) for e, c in ours.items()} <= approved and (
+        "post_llm_call",
+        "~/bin/log-turn.sh",
+    ) in approved
+    assert config["mcp_servers"]["funes"]["args"] == ["-m", "funes", "mcp"]
+    assert config["mcp_servers"]["ping"] == {"command": "ping-server", "args": ["--quiet"]}
+    assert next(c for c in run_checks(rt) if c.agent == "hermes").warnings == []
+
+
+def test_an_unapproved_hermes_hook_is_reported(rt: Runtime, isolated_env: Path) -> None:
+    run_add(rt, agent_harness("hermes"))
+    (isolated_env / ".hermes" / "shell-hooks-allowlist.json").write_text('{"approvals": []}')
+    [hermes] = [c for c in run_checks(rt) if c.agent == "hermes"]
+    assert hermes.hooks and any("not approved" in w for w in hermes.warnings)
+
+
+def test_pi_gets_an_extension_that_runs_the_hook_and_offers_recall(
+    rt: Runtime, isolated_env: Path
+) -> None:
+    run_add(rt, agent_harness("pi"), "org/team-memory")
+    text = (isolated_env / ".pi" / "agent" / "extensions" / "funes.ts").read_text()
+    config = json.loads(
+        text[
+            text.index("const FUNES = ") + len("const FUNES = ") : text.index(
+                ";\n\nfunction session"
+            )
+        ]
+    )
+    assert config["hook"][:4] == [sys.executable, "-I", "-S", str(rt.paths.installed_hook)]
+    assert config["memory"] == "hf://datasets/org/team-memory"
+    for needle in (
+        'pi.on("agent_end"',
+        'pi.on("session_shutdown"',
+        '"funes_recall"',
+        '"funes_get"',
+        '"funes_status"',
+    ):
+        assert needle in text
+
+
+def test_a_users_own_pi_funes_extension_is_never_overwritten(
+    rt: Runtime, isolated_env: Path
+) -> None:
+    path = isolated_env / ".pi" / "agent" / "extensions" / "funes.ts"
+    path.parent.mkdir(parents=True)
+    path.write_text("// my own funes.ts\n")
+    with pytest.raises(AgentError, match="not written by funes"):
+        run_add(rt, agent_harness("pi"))
+    run_remove(rt, agent_harness("pi"))
+    assert path.read_text() == "// my own funes.ts\n"
+
+
+def hook_commands(rt: Runtime, home: Path) -> dict[str, list[str]]:
+    """The argv each agent would run for a completed turn, read back from its configuration."""
+    claude = json.loads((home / ".claude" / "settings.json").read_text())["hooks"]["Stop"][0][
+        "hooks"
+    ][0]["command"]
+    hermes = YAML(typ="safe").load((home / ".hermes" / "config.yaml").read_text())["hooks"][
+        "post_llm_call"
+    ][0]["command"]
+    notify = list(tomlkit.parse((home / ".codex" / "config.toml").read_text())["notify"])
+    return {"claude": ["sh", "-c", claude], "hermes": shlex.split(hermes), "codex": notify}
+
+
+def test_the_installed_hooks_index_a_turn_end_to_end(rt: Runtime, isolated_env: Path) -> None:
+    for agent in ("claude", "codex", "hermes"):
+        run_add(rt, agent_harness(agent))
+    path = session_path(isolated_env / ".claude", "/w/e2e", "e2e-session")
+    append_turns(path, "e2e-session", "/w/e2e", range(3))
+    commands = hook_commands(rt, isolated_env)
+    done = subprocess.run(
+        commands["claude"],
+        input=json.dumps(stop_payload(path, "e2e-session", "/w/e2e")).encode(),
+        capture_output=True,
+        timeout=60,
+    )
+    assert done.returncode == 0 and done.stdout == b""
+    notify = subprocess.run(
+        [*commands["codex"], '{"type":"agent-turn-complete","thread-id":"t-1","cwd":"/w"}'],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=60,
+    )
+    hermes = subprocess.run(
+        commands["hermes"],
+        input=b'{"hook_event_name":"post_llm_call","session_id":"h-1"}',
+        capture_output=True,
+        timeout=60,
+    )
+    assert notify.returncode == hermes.returncode == 0 and notify.stdout == hermes.stdout == b""
+    spool = Spool(rt.paths.spool)
+    deadline = time.monotonic() + 120
+    while (
+        spool.pending() or list(spool.claimed.glob("*.json")) or spool.starting_marker.exists()
+    ) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    outcome = run_recall(rt, parse_memory(None, rt), RecallRequest("frobnicator widget 2"))
+    assert any(h.chunk.session_id == "e2e-session" for h in outcome.result.hits)
+    agents = {a.agent: a for a in run_status(rt, parse_memory(None, rt)).agents}
+    assert agents["claude_code"].hook_installed and agents["claude_code"].last_fired is not None
+    assert agents["codex"].last_fired is not None and agents["hermes"].last_fired is not None
+    assert agents["claude_code"].waiting == agents["claude_code"].failed == 0

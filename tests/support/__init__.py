@@ -1,0 +1,1 @@
+"""Test support: writers of agents' native formats, fake agent CLIs, spool helpers."""
