@@ -502,10 +502,10 @@ def _index_one(
     if not _owed(job.store, unit, TOP_TIER):
         return True, ""
     sub = IndexReport()
-    written = index_unit(source, unit, job, tier=TOP_TIER, report=sub)
+    written, ok = index_unit(source, unit, job, tier=TOP_TIER, report=sub)
     report.units += 1
     report.chunks_written += written
-    if sub.failures:
+    if not ok:
         return False, sub.failures[-1].error
     return True, ""
 
