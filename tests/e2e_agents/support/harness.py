@@ -1,0 +1,412 @@
+"""Drive a real agent CLI against the scripted model, with funes added, in a throwaway HOME.
+
+Shapes:
+- `Sandbox`: one temporary HOME (agent configs), FUNES_HOME (memory, spool, installed hook)
+  and project folder, plus the scripted model it talks to. `funes(...)` runs `python -m funes`
+  with that HOME/FUNES_HOME; `run_agent(...)` runs the agent with a clean environment (what
+  `env -i` gives: a minimal PATH that reaches `node`, HOME, TERM, LANG, funes' model choice
+  and the agent's own variables), stdin /dev/null, its own process group and a timeout.
+- `FakeModel`: `support/fakellm.py` started with `--port 0 --port-file`, its request log read
+  back as dicts; stopped (SIGTERM, then SIGKILL) in a finalizer.
+- `Hit`: one parsed recall hit (header + `→ get` line + text).
+
+Where the real CLIs are: AGENTS_DIR (default /var/cache/agent-e2e), as scripts/install-agents.sh
+lays them out. A missing CLI skips its agent's tests with the reason (and the install log's
+last line, when there is one); a present CLI must pass.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from funes.ingest import Spool, worker_active
+
+HERE = Path(__file__).resolve().parent
+FAKELLM = HERE / "fakellm.py"
+AGENTS_DIR = Path(os.environ.get("AGENTS_DIR") or "/var/cache/agent-e2e")
+BINARIES = {
+    "claude": "claude/node_modules/.bin/claude",
+    "codex": "codex/node_modules/.bin/codex",
+    "pi": "pi/node_modules/.bin/pi",
+    "hermes": "hermes/bin/hermes",
+}
+HARNESS = {"claude": "claude_code", "codex": "codex", "pi": "pi", "hermes": "hermes"}
+# Idle runs take 2-25 s here; the README measured up to 10 minutes on a starved machine.
+AGENT_TIMEOUT_S = float(os.environ.get("FUNES_E2E_AGENT_TIMEOUT_S") or 300)
+DRAIN_TIMEOUT_S = float(os.environ.get("FUNES_E2E_DRAIN_TIMEOUT_S") or 120)
+FUNES_TIMEOUT_S = 180
+# funes' model choice for every funes process here, the agent's children included (hook →
+# worker, MCP server): the offline embedder the test suite uses (tests/conftest.py), no
+# reranker, no Hub. Fixed here: module-scoped fixtures run before conftest's monkeypatching.
+MODEL_ENV = {
+    "FUNES_EMBEDDER": "all-minilm-l6-v2-int8",
+    "FUNES_RERANKER": "none",
+    "HF_HUB_OFFLINE": "1",
+}
+
+TIMINGS: list[tuple[str, str, float, int]] = []  # (agent, what, wall seconds, exit status)
+
+
+def agent_bin(agent: str) -> Path:
+    """The pinned CLI of `agent`, or pytest.skip saying why it is not there."""
+    path = AGENTS_DIR / BINARIES[agent]
+    if os.access(path, os.X_OK):
+        return path
+    why = f"{agent} CLI not installed at {path} (scripts/install-agents.sh installs it)"
+    log = AGENTS_DIR / f"{agent}.log"
+    try:
+        tail = log.read_text(errors="replace").strip().splitlines()[-1:]
+    except OSError:
+        tail = []
+    if tail:
+        why += f"; install log {log}: {tail[0][:200]}"
+    pytest.skip(why)
+
+
+def node_dir() -> str | None:
+    node = shutil.which("node")
+    return str(Path(node).resolve().parent) if node else None
+
+
+@cache
+def funes_mcp_available() -> str | None:
+    """None when `python -m funes mcp --help` works, else why not (for a skip reason)."""
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "funes", "mcp", "--help"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"funes mcp not available ({exc})"
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["?"])[-1]
+        return f"funes mcp not available (`python -m funes mcp --help`: {last[:160]})"
+    return None
+
+
+def require_funes_mcp() -> None:
+    why = funes_mcp_available()
+    if why:
+        pytest.skip(why)
+
+
+# -- the scripted model ---------------------------------------------------------------------
+
+
+class FakeModel:
+    """support/fakellm.py on 127.0.0.1, a free port chosen by the OS."""
+
+    def __init__(self, folder: Path) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        self.log = folder / "fakellm-requests.jsonl"
+        port_file = folder / "fakellm.port"
+        self._out = (folder / "fakellm.out").open("wb")
+        self.proc = subprocess.Popen(
+            [sys.executable, str(FAKELLM), "--port", "0", "--port-file", str(port_file)],
+            stdin=subprocess.DEVNULL,
+            stdout=self._out,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "FAKELLM_LOG": str(self.log)},
+        )
+        deadline = time.monotonic() + 30
+        while not port_file.exists():
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"fakellm did not start (see {folder / 'fakellm.out'})")
+            time.sleep(0.05)
+        self.port = int(port_file.read_text())
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=5)
+        self._out.close()
+
+    def requests(self, path_suffix: str = "") -> list[dict[str, Any]]:
+        """Logged requests whose path (query string dropped) ends with `path_suffix`."""
+        if not self.log.exists():
+            return []
+        out = []
+        for line in self.log.read_text().splitlines():
+            rec = json.loads(line)
+            if rec["path"].split("?")[0].rstrip("/").endswith(path_suffix):
+                out.append(rec)
+        return out
+
+    def mark(self) -> int:
+        """How many requests are logged now (to read only what a later run sent)."""
+        return len(self.requests())
+
+    def requests_since(self, mark: int, path_suffix: str = "") -> list[dict[str, Any]]:
+        return [r for r in self.requests()[mark:] if r["path"].split("?")[0].endswith(path_suffix)]
+
+
+# -- one sandbox per agent ------------------------------------------------------------------
+
+
+@dataclass
+class AgentRun:
+    argv: list[str]
+    returncode: int
+    stdout: str
+    stderr: str
+    wall_s: float
+    started_at: float  # epoch seconds
+
+    def explain(self) -> str:
+        return (
+            f"rc={self.returncode} after {self.wall_s:.1f}s\n$ {' '.join(self.argv)}\n"
+            f"--- stdout (tail)\n{self.stdout[-3000:]}\n--- stderr (tail)\n{self.stderr[-3000:]}"
+        )
+
+
+@dataclass
+class Hit:
+    harness: str
+    workdir: str
+    session8: str
+    block_type: str
+    session_id: str
+    turn_id: str
+    memory: str
+    text: str
+
+
+HEADER = re.compile(r"^\[(?P<ts>[^\]]*)\] (?P<harness>\S+) (?P<where>\S+) (?P<type>\S+)  score=")
+GET_LINE = re.compile(r"^  → get (?P<sid>\S+) (?P<turn>\S+) --memory (?P<memory>\S+)$")
+
+
+def parse_recall(out: str) -> list[Hit]:
+    """The hits of `funes recall` agent-format output (see funes/render/agent.py)."""
+    hits: list[Hit] = []
+    for block in out.split("\n---\n"):
+        lines = block.strip("\n").splitlines()
+        if len(lines) < 2:
+            continue
+        head, get = HEADER.match(lines[0]), GET_LINE.match(lines[1])
+        if not (head and get):
+            continue
+        workdir, _, session8 = head["where"].rpartition("/")
+        text = "\n".join(line for line in lines[2:] if not line.startswith("  ~ ["))
+        hits.append(
+            Hit(
+                head["harness"],
+                workdir,
+                session8,
+                head["type"],
+                get["sid"],
+                get["turn"],
+                get["memory"],
+                text,
+            )
+        )
+    return hits
+
+
+@dataclass
+class Sandbox:
+    agent: str
+    root: Path
+    model: FakeModel
+    home: Path = field(init=False)
+    funes_home: Path = field(init=False)
+    project: Path = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.home = self.root / "home"
+        self.funes_home = self.root / "funes"
+        self.project = self.root / "project"
+        for d in (self.home, self.project):
+            d.mkdir(parents=True, exist_ok=True)
+
+    @property
+    def spool(self) -> Spool:
+        return Spool(self.funes_home / "spool")
+
+    # -- funes --
+
+    def funes_env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("FUNES_", "HF_"))}
+        env.update(MODEL_ENV)
+        for var in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "PI_CODING_AGENT_DIR", "HERMES_HOME"):
+            env.pop(var, None)
+        env["HOME"] = str(self.home)
+        env["FUNES_HOME"] = str(self.funes_home)
+        return env
+
+    def funes(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        """`python -m funes ARGS` for this sandbox (cwd: the project)."""
+        done = subprocess.run(
+            [sys.executable, "-m", "funes", *args],
+            capture_output=True,
+            text=True,
+            env=self.funes_env(),
+            cwd=self.project,
+            stdin=subprocess.DEVNULL,
+            timeout=FUNES_TIMEOUT_S,
+        )
+        if check:
+            assert done.returncode == 0, (
+                f"funes {' '.join(args)}: rc={done.returncode}\n{done.stdout}\n{done.stderr}"
+            )
+        return done
+
+    def add(self) -> subprocess.CompletedProcess[str]:
+        """`funes add <agent> --yes`: the real installer output, and the first index."""
+        return self.funes("add", self.agent, "--yes")
+
+    def recall(self, query: str) -> list[Hit]:
+        out = self.funes("recall", query, "--harness", self.agent, "--neighbors", "0").stdout
+        return parse_recall(out)
+
+    def get(self, session_id: str, turn_id: str) -> str:
+        return self.funes("get", session_id, turn_id, "--window", "0", "--format", "agent").stdout
+
+    # -- the agent --
+
+    def agent_env(self, **extra: str) -> dict[str, str]:
+        """A clean environment (as `env -i` would leave it) for the agent process."""
+        path = [d for d in (node_dir(), "/usr/local/bin", "/usr/bin", "/bin") if d]
+        env = {
+            "PATH": ":".join(dict.fromkeys(path)),
+            "HOME": str(self.home),
+            "TERM": "dumb",
+            "LANG": "C.UTF-8",
+        }
+        env.update(MODEL_ENV)
+        env.update(extra)
+        return env
+
+    def run_agent(
+        self, argv: list[str], env: dict[str, str], *, what: str, timeout_s: float | None = None
+    ) -> AgentRun:
+        """Run the agent once (stdin /dev/null, own process group, killed whole on timeout)."""
+        started = time.time()
+        t0 = time.monotonic()
+        proc = subprocess.Popen(
+            argv,
+            cwd=self.project,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        try:
+            out, err = proc.communicate(timeout=timeout_s or AGENT_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc.pid)
+            out, err = proc.communicate()
+            err += f"\n[test harness: killed after {timeout_s or AGENT_TIMEOUT_S:.0f}s]"
+        _kill_group(proc.pid)  # MCP servers or tools the agent left behind
+        run = AgentRun(argv, proc.returncode, out, err, time.monotonic() - t0, started)
+        TIMINGS.append((self.agent, what, run.wall_s, run.returncode))
+        (self.root / f"{what}.stdout").write_text(out)
+        (self.root / f"{what}.stderr").write_text(err)
+        return run
+
+    # -- the spool --
+
+    def hook_fired_since(self, epoch: float) -> bool:
+        stamp = self.spool.seen / HARNESS[self.agent]
+        return stamp.exists() and stamp.stat().st_mtime >= epoch - 1
+
+    def worker_log(self) -> str:
+        path = self.spool.logs / "worker.log"
+        return path.read_text(errors="replace") if path.exists() else ""
+
+    def hook_log(self) -> str:
+        path = self.spool.logs / "hook.log"
+        return path.read_text(errors="replace") if path.exists() else ""
+
+    def wait_drained(self, timeout_s: float = DRAIN_TIMEOUT_S) -> float:
+        """Wait until the detached worker emptied the spool and exited. Returns the seconds waited.
+
+        Fails (with the spool's logs) when entries are still waiting or parked at the deadline.
+        """
+        spool = self.spool
+        t0 = time.monotonic()
+        deadline = t0 + timeout_s
+        while True:
+            claimed = list(spool.claimed.glob("*.json")) if spool.claimed.exists() else []
+            busy = spool.pending() or claimed or worker_active(spool)
+            if not busy and "drain:" in self.worker_log():
+                break
+            if time.monotonic() > deadline:
+                pytest.fail(
+                    f"the spool did not drain in {timeout_s:.0f}s: waiting={spool.pending()} "
+                    f"claimed={[p.name for p in claimed]} worker={worker_active(spool)}\n"
+                    f"worker.log:\n{self.worker_log()}\nhook.log:\n{self.hook_log()}"
+                )
+            time.sleep(0.2)
+        failed = sorted(p.name for p in spool.failed.glob("*")) if spool.failed.exists() else []
+        assert not failed, f"parked spool entries: {failed}\nworker.log:\n{self.worker_log()}"
+        return time.monotonic() - t0
+
+    def drained_entries(self) -> int:
+        """Entries the workers reported (sum of `entries=` over worker.log's drain lines)."""
+        return sum(int(n) for n in re.findall(r" drain: entries=(\d+)", self.worker_log()))
+
+
+def _kill_group(pid: int) -> None:
+    with suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+@contextmanager
+def sandbox(agent: str, root: Path) -> Iterator[Sandbox]:
+    """A Sandbox with its own scripted model, stopped (and workers awaited) on exit."""
+    model = FakeModel(root / "fakellm")
+    box = Sandbox(agent, root, model)
+    try:
+        yield box
+    finally:
+        model.stop()
+        deadline = time.monotonic() + 30  # let a worker still draining finish
+        while worker_active(box.spool) and time.monotonic() < deadline:
+            time.sleep(0.2)
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def assert_turn_recalled(box: Sandbox, query: str, session_id: str, words: str) -> Hit:
+    """`funes recall QUERY` ranks first a passage of `session_id` holding `words`, whose `→ get`
+    line opens that very turn (`funes get` shows the turn, with `words` in it)."""
+    hits = box.recall(query)
+    assert hits, f"funes recall {query!r} found nothing\nworker.log:\n{box.worker_log()}"
+    top = hits[0]
+    assert top.harness == HARNESS[box.agent], hits
+    assert top.session_id == session_id, (top, session_id)
+    assert session_id.startswith(top.session8), top
+    assert top.memory == "local", top
+    assert words in top.text, top
+    shown = box.get(top.session_id, top.turn_id)
+    assert f" turn={top.turn_id}\n" in shown, shown
+    assert words in shown, shown
+    return top
