@@ -19,6 +19,7 @@ from pathlib import Path
 
 PRIVATE_DIR = 0o700
 PRIVATE_FILE = 0o600
+HUB_CACHE_VARS = ("HF_HOME", "HF_HUB_CACHE")
 
 
 def ensure_private_dir(path: Path) -> Path:
@@ -46,6 +47,9 @@ class Paths:
     spool: Path
     logs: Path
     home: Path | None = None  # FUNES_HOME when set (installed hooks pass it on to the worker)
+    # HF_HOME / HF_HUB_CACHE when set: where the model cache lives (`funes add` passes them on
+    # to the MCP server, which some agents start with a whitelisted environment)
+    hub_env: tuple[tuple[str, str], ...] = ()
 
     @property
     def memory_db(self) -> Path:
@@ -82,14 +86,15 @@ class Paths:
     def resolve(cls, env: Mapping[str, str] | None = None) -> Paths:
         """Where funes keeps its files. FUNES_HOME, if set, holds everything."""
         env = os.environ if env is None else env
+        hub = tuple((var, env[var]) for var in HUB_CACHE_VARS if env.get(var))
         if home := env.get("FUNES_HOME"):
             root = Path(home).expanduser()
-            return cls(root / "data", root / "spool", root / "logs", root)
+            return cls(root / "data", root / "spool", root / "logs", root, hub)
         from platformdirs import PlatformDirs
 
         dirs = PlatformDirs("funes", appauthor=False)
         data = Path(dirs.user_data_dir)
-        return cls(data, data / "spool", Path(dirs.user_log_dir))
+        return cls(data, data / "spool", Path(dirs.user_log_dir), None, hub)
 
 
 @dataclass(frozen=True, slots=True)

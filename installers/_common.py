@@ -43,6 +43,10 @@ class Context:
     funes_home: str | None = None  # FUNES_HOME at install time, passed on to hook, worker and MCP
     memory: str | None = None  # bound memory (`funes add <agent> <memory>`)
     memory_path: str | None = None  # the bound memory when it is a local path (hooks index into it)
+    # funes' settings from the environment `funes add` ran in (FUNES_EMBEDDER, FUNES_RERANKER,
+    # HF_HOME, ...): Codex and Hermes start MCP servers with a whitelisted environment, so the
+    # server only sees them when they are written into its registration
+    settings_env: dict[str, str] = field(default_factory=dict)
 
     def hook_base(self, agent: str) -> list[str]:
         """The hook's argv without its event: interpreter, script, agent, spool, worker, home, memory."""
@@ -75,7 +79,10 @@ class Context:
         return ["-m", "funes", "mcp", *([self.memory] if self.memory else [])]
 
     def mcp_env(self) -> dict[str, str]:
-        return {"FUNES_HOME": self.funes_home} if self.funes_home else {}
+        """The MCP server's environment: FUNES_HOME and the settings_env funes add ran with."""
+        env = {"FUNES_HOME": self.funes_home} if self.funes_home else {}
+        env.update(self.settings_env)
+        return env
 
 
 @dataclass

@@ -21,6 +21,7 @@ from funes.commands.memory import MemoryKind, parse_memory
 from funes.commands.runtime import Runtime
 from funes.errors import AgentError, UsageError
 from funes.paths import PRIVATE_FILE, bundled, ensure_private_dir
+from funes.settings import DEFAULT_RERANKER
 from funes.traces import Harness
 
 PACKAGE = "_funes_installers"
@@ -113,7 +114,24 @@ def context(rt: Runtime, harness: Harness, memory: str | None = None) -> Any:
         funes_home=str(rt.paths.home) if rt.paths.home is not None else None,
         memory=bound,
         memory_path=memory_path,
+        settings_env=settings_env(rt),
     )
+
+
+def settings_env(rt: Runtime) -> dict[str, str]:
+    """The funes settings this process was given that differ from the defaults, as env vars.
+
+    Written into the MCP server's registration: Codex and Hermes start it with only a few
+    whitelisted variables (PATH, HOME, ...), so a FUNES_RERANKER or HF_HOME the user exported
+    would otherwise silently not apply to recall through the agent.
+    """
+    env: dict[str, str] = {}
+    if rt.models.embedder:
+        env["FUNES_EMBEDDER"] = rt.models.embedder
+    if rt.models.reranker != DEFAULT_RERANKER:
+        env["FUNES_RERANKER"] = rt.models.reranker
+    env.update(rt.paths.hub_env)
+    return env
 
 
 def install_hook_script(rt: Runtime) -> bool:

@@ -366,3 +366,47 @@ def test_the_installed_hooks_index_a_turn_end_to_end(rt: Runtime, isolated_env: 
     assert agents["claude_code"].hook_installed and agents["claude_code"].last_fired is not None
     assert agents["codex"].last_fired is not None and agents["hermes"].last_fired is not None
     assert agents["claude_code"].waiting == agents["claude_code"].failed == 0
+
+
+def registered_mcp_env(agent: str, home: Path) -> dict[str, str]:
+    """The environment each agent will start `funes mcp` with, read from its own config."""
+    if agent == "claude":
+        return json.loads((home / ".claude.json").read_text())["mcpServers"]["funes"]["env"]
+    if agent == "codex":
+        doc = tomlkit.parse((home / ".codex" / "config.toml").read_text()).unwrap()
+        return doc["mcp_servers"]["funes"].get("env", {})
+    if agent == "hermes":
+        data = YAML(typ="safe").load((home / ".hermes" / "config.yaml").read_text())
+        return data["mcp_servers"]["funes"].get("env", {})
+    text = (home / ".pi" / "agent" / "extensions" / "funes.ts").read_text()
+    start = text.index("const FUNES = ") + len("const FUNES = ")
+    return json.loads(text[start : text.index(";\n\nfunction session")])["env"]
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_the_mcp_server_is_registered_with_the_model_settings_add_ran_with(
+    isolated_env: Path, monkeypatch: pytest.MonkeyPatch, agent: str
+) -> None:
+    # Codex and Hermes start MCP servers with only PATH/HOME/...: a FUNES_RERANKER or HF_HOME
+    # exported in the user's shell never reaches the server unless it is registered with it.
+    monkeypatch.setenv("FUNES_RERANKER", "none")
+    monkeypatch.setenv("HF_HOME", str(isolated_env / "hf"))
+    rt = Runtime.resolve()
+    run_add(rt, agent_harness(agent))
+    assert registered_mcp_env(agent, isolated_env) == {
+        "FUNES_HOME": str(rt.paths.home),
+        "FUNES_EMBEDDER": "all-minilm-l6-v2-int8",
+        "FUNES_RERANKER": "none",
+        "HF_HOME": str(isolated_env / "hf"),
+    }
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_default_model_settings_are_not_written_into_the_mcp_registration(
+    isolated_env: Path, monkeypatch: pytest.MonkeyPatch, agent: str
+) -> None:
+    monkeypatch.delenv("FUNES_EMBEDDER")
+    monkeypatch.setenv("FUNES_RERANKER", "ms-marco-minilm-l6-v2")  # the default, spelled out
+    rt = Runtime.resolve()
+    run_add(rt, agent_harness(agent))
+    assert registered_mcp_env(agent, isolated_env) == {"FUNES_HOME": str(rt.paths.home)}

@@ -89,6 +89,7 @@ def funes_mcp_available() -> str | None:
     try:
         done = subprocess.run(
             [sys.executable, "-m", "funes", "mcp", "--help"],
+            cwd=HERE,  # not the checkout's root: the funes the agents will start, not ./funes
             capture_output=True,
             text=True,
             timeout=60,
