@@ -17,6 +17,7 @@ from collections.abc import Iterator
 
 import pytest
 from e2e_agents.support.harness import (
+    AGENT_TIMEOUT_S,
     AgentRun,
     Sandbox,
     agent_bin,
@@ -30,7 +31,7 @@ pytestmark = pytest.mark.agent_e2e
 
 WORDS = "heron timetable for the saffron viaduct"
 NOTE = "the cobalt marmot winds every clock"
-HERMES_TIMEOUT_S = 600  # the slowest start-up of the four (~50 plugins imported)
+HERMES_TIMEOUT_S = 2 * AGENT_TIMEOUT_S  # the slowest start-up of the four (~50 plugins)
 
 
 def configure(box: Sandbox) -> None:
@@ -110,6 +111,23 @@ def test_a_hermes_turn_is_indexed_by_the_allowlisted_hooks_and_recalled_with_its
     assert_turn_recalled(box, WORDS, session_id, f"Plan the {WORDS}")
     tool_hits = box.recall("cobalt marmot winds")
     assert any(h.session_id == session_id and NOTE in h.text for h in tool_hits), tool_hits
+
+
+def test_without_funes_approvals_hermes_skips_the_hooks_so_the_allowlist_is_what_runs_them(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    with sandbox("hermes", tmp_path_factory.mktemp("hermes-unapproved")) as box:
+        box.add()
+        configure(box)
+        allowlist = box.home / ".hermes" / "shell-hooks-allowlist.json"
+        data = json.loads(allowlist.read_text())
+        data["approvals"] = [a for a in data["approvals"] if "funes-enqueue.py" not in a["command"]]
+        allowlist.write_text(json.dumps(data))
+        run = hermes(box, f"Plan the {WORDS} again", what="control: hooks not approved")
+        assert run.returncode == 0, run.explain()
+        assert "FAKE_REPLY: Plan the" in run.stdout, run.explain()
+        assert not box.hook_fired_since(run.started_at), "an unapproved hook ran"
+        assert not box.spool.pending()
 
 
 def test_hermes_calls_funes_recall_over_mcp_and_gets_the_earlier_session(

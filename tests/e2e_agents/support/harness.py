@@ -48,6 +48,11 @@ BINARIES = {
 HARNESS = {"claude": "claude_code", "codex": "codex", "pi": "pi", "hermes": "hermes"}
 # Idle runs take 2-25 s here; the README measured up to 10 minutes on a starved machine.
 AGENT_TIMEOUT_S = float(os.environ.get("FUNES_E2E_AGENT_TIMEOUT_S") or 300)
+# The whole layer's agent time is capped so CI stays inside its budget whatever hangs: a run
+# gets at most what is left, and once it is spent the remaining agent runs skip (the run that
+# timed out has already failed).
+LAYER_BUDGET_S = float(os.environ.get("FUNES_E2E_BUDGET_S") or 900)
+_layer_started: list[float] = []
 DRAIN_TIMEOUT_S = float(os.environ.get("FUNES_E2E_DRAIN_TIMEOUT_S") or 120)
 FUNES_TIMEOUT_S = 180
 # funes' model choice for every funes process here, the agent's children included (hook →
@@ -305,6 +310,7 @@ class Sandbox:
         self, argv: list[str], env: dict[str, str], *, what: str, timeout_s: float | None = None
     ) -> AgentRun:
         """Run the agent once (stdin /dev/null, own process group, killed whole on timeout)."""
+        limit_s = min(timeout_s or AGENT_TIMEOUT_S, layer_time_left())
         started = time.time()
         t0 = time.monotonic()
         proc = subprocess.Popen(
@@ -318,11 +324,11 @@ class Sandbox:
             start_new_session=True,
         )
         try:
-            out, err = proc.communicate(timeout=timeout_s or AGENT_TIMEOUT_S)
+            out, err = proc.communicate(timeout=limit_s)
         except subprocess.TimeoutExpired:
             _kill_group(proc.pid)
             out, err = proc.communicate()
-            err += f"\n[test harness: killed after {timeout_s or AGENT_TIMEOUT_S:.0f}s]"
+            err += f"\n[test harness: killed after {limit_s:.0f}s]"
         _kill_group(proc.pid)  # MCP servers or tools the agent left behind
         run = AgentRun(argv, proc.returncode, out, err, time.monotonic() - t0, started)
         TIMINGS.append((self.agent, what, run.wall_s, run.returncode))
@@ -371,6 +377,19 @@ class Sandbox:
     def drained_entries(self) -> int:
         """Entries the workers reported (sum of `entries=` over worker.log's drain lines)."""
         return sum(int(n) for n in re.findall(r" drain: entries=(\d+)", self.worker_log()))
+
+
+def layer_time_left() -> float:
+    """Seconds of the layer's budget left (the clock starts at the first agent run); skips
+    the calling test when too little is left to run an agent at all."""
+    if not _layer_started:
+        _layer_started.append(time.monotonic())
+    left = LAYER_BUDGET_S - (time.monotonic() - _layer_started[0])
+    if left < 30:
+        pytest.skip(
+            f"the agent e2e layer's budget ({LAYER_BUDGET_S:.0f}s, FUNES_E2E_BUDGET_S) is spent"
+        )
+    return left
 
 
 def _kill_group(pid: int) -> None:
