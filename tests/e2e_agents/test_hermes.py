@@ -116,6 +116,7 @@ def test_a_hermes_turn_is_indexed_by_the_allowlisted_hooks_and_recalled_with_its
 def test_without_funes_approvals_hermes_skips_the_hooks_so_the_allowlist_is_what_runs_them(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
+    agent_bin("hermes")
     with sandbox("hermes", tmp_path_factory.mktemp("hermes-unapproved")) as box:
         box.add()
         configure(box)

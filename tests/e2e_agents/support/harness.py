@@ -71,6 +71,8 @@ def agent_bin(agent: str) -> Path:
     """The pinned CLI of `agent`, or pytest.skip saying why it is not there."""
     path = AGENTS_DIR / BINARIES[agent]
     if os.access(path, os.X_OK):
+        if agent != "hermes" and node_dir() is None:
+            pytest.skip(f"{agent} needs node, and there is no `node` on PATH")
         return path
     why = f"{agent} CLI not installed at {path} (scripts/install-agents.sh installs it)"
     log = AGENTS_DIR / f"{agent}.log"
