@@ -287,7 +287,8 @@ class Sandbox:
         return self.funes("add", self.agent, "--yes")
 
     def recall(self, query: str) -> list[Hit]:
-        out = self.funes("recall", query, "--harness", self.agent, "--neighbors", "0").stdout
+        """`funes recall QUERY` (no harness filter: the hit's harness is asserted, not chosen)."""
+        out = self.funes("recall", query, "--neighbors", "0").stdout
         return parse_recall(out)
 
     def get(self, session_id: str, turn_id: str) -> str:
