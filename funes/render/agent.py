@@ -75,6 +75,11 @@ def status(report: StatusReport) -> str:
     lines.append(f"reranker: {report.reranker}")
     for source in report.sources:
         lines.append(f"source {source.harness}: {source.units} session files, {source.owed} not indexed")
+    for push in report.pushes:
+        lines.append(
+            f"pushed to {push.remote}: {push.published} chunks as of commit {push.commit[:12]} "
+            f"({push.checked_at}); {push.pending_chunks} chunks in {push.pending_sessions} sessions not pushed"
+        )
     for item in report.attention:
         lines.append(f"attention: {item}")
     for step in report.next_steps:

@@ -39,6 +39,11 @@ def status(report: StatusReport) -> Group:
     table.add_row("reranker", report.reranker)
     for source in report.sources:
         table.add_row(f"source {source.harness}", f"{source.units} files · {source.owed} not indexed")
+    for push in report.pushes:
+        table.add_row(
+            f"pushed {push.remote}",
+            f"{push.published:,} chunks · {push.pending_chunks:,} not pushed ({push.pending_sessions} sessions)",
+        )
     parts: list[object] = [table]
     for item in report.attention:
         parts.append(Text(f"⚠ {item}", style="yellow"))
