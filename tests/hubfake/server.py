@@ -73,6 +73,18 @@ class Token:
 class Config:
     tokens: Mapping[str, Token]
     lfs: bool = False  # preupload answers `lfs` for binary files (needs HF_HUB_DISABLE_XET=1)
+    rendezvous: int = 0  # hold the first N commit requests until all N arrived (forces a race)
+    _arrived: int = 0
+    _cond: threading.Condition = field(default_factory=threading.Condition)
+
+    def wait_for_peers(self, timeout_s: float = 60.0) -> None:
+        """Block a commit request until `rendezvous` of them are waiting (first N only)."""
+        with self._cond:
+            if self._arrived >= self.rendezvous:
+                return
+            self._arrived += 1
+            self._cond.notify_all()
+            self._cond.wait_for(lambda: self._arrived >= self.rendezvous, timeout=timeout_s)
     log: list[tuple[str, str, int]] = field(default_factory=list)  # (method, path, status)
 
 
@@ -314,6 +326,7 @@ class Handler(BaseHTTPRequestHandler):
         repo_id = self._repo(type, ns, name, write=True)
         if repo_id is None:
             return
+        self.server.config.wait_for_peers()
         header: dict[str, Any] = {}
         added: dict[str, bytes | tuple[str, bool]] = {}
         deleted: set[str] = set()
@@ -390,9 +403,9 @@ class HubFake:
 
     @property
     def url(self) -> str:
-        assert self._server is not None
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        """The endpoint (still the same after `stop()`: connecting to it is then refused)."""
+        assert self._port, "start() the stand-in first"
+        return f"http://127.0.0.1:{self._port}"
 
     @property
     def log(self) -> list[tuple[str, str, int]]:
@@ -419,6 +432,16 @@ class HubFake:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+    def checkout(self, repo_id: str, dest: Path, *, repo_type: str = "dataset") -> Path:
+        """Write the files of the repository's head commit under `dest` (a plain folder)."""
+        head = self.state.head(repo_type, repo_id)
+        assert head is not None
+        for path, f in self.state.files(repo_type, repo_id, head).items():
+            target = dest / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(self.state.blob(f.sha256))
+        return dest
 
     def stored_bytes(self) -> list[Path]:
         """Every file the stand-in holds (blobs and metadata), for tests that inspect them."""
