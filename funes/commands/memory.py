@@ -107,13 +107,16 @@ def as_push_target(ref: MemoryRef) -> MemoryRef:
     if ref.kind is MemoryKind.REMOTE and ref.revision:
         raise UsageError(f"cannot push to a pinned commit: {ref.label}", hint="drop the @<commit>")
     if ref.kind is MemoryKind.PATH:
-        assert ref.path is not None
-        if ref.path.is_file() or ref.path.suffix == ".db":
+        original = Path(ref.label).expanduser()
+        sqlite = (original / "memory.db").exists() if original.is_dir() else (
+            original.is_file() or original.suffix == ".db"
+        )
+        if sqlite:
             raise UsageError(
                 f"{ref.label} is a local SQLite memory, not a place to push to",
                 hint="push to org/repo, or to a directory (it receives a Lance export)",
             )
-        target = Path(ref.label).expanduser().resolve()
+        target = original.resolve()
         return MemoryRef(target.as_uri(), MemoryKind.DIR, target)
     return ref
 

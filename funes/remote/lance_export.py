@@ -215,11 +215,6 @@ def write(
     return written
 
 
-def _unindexed_rows(ds: Any, index: dict[str, Any]) -> int:
-    covered = set(index.get("fragment_ids") or ())
-    return sum(f.count_rows() for f in ds.get_fragments() if f.fragment_id not in covered)
-
-
 def maintain_indexes(dataset: Path) -> list[str]:
     """Create missing indexes and fold appended rows in as deltas; returns what was done."""
     import lance
@@ -227,13 +222,11 @@ def maintain_indexes(dataset: Path) -> list[str]:
     ds = lance.dataset(str(dataset))
     done: list[str] = []
     rows = ds.count_rows()
-    indexes: dict[str, Any] = {}
-    for i in ds.list_indices():
-        indexes.setdefault(i["name"], i)
-    if "text_idx" not in indexes and rows:
+    names = {d.name for d in ds.describe_indices()}
+    if "text_idx" not in names and rows:
         ds.create_scalar_index("text", index_type="INVERTED", name="text_idx")
         done.append("created text_idx")
-    if "vector_idx" not in indexes and rows >= MIN_VECTOR_INDEX_ROWS:
+    if "vector_idx" not in names and rows >= MIN_VECTOR_INDEX_ROWS:
         _, dim = _meta(ds.schema)
         ds.create_index(
             "vector",
@@ -245,14 +238,11 @@ def maintain_indexes(dataset: Path) -> list[str]:
         )
         done.append("created vector_idx")
     ds = lance.dataset(str(dataset))
-    current: dict[str, Any] = {}
-    segments: dict[str, int] = {}
-    for i in ds.list_indices():
-        current.setdefault(i["name"], i)
-        segments[i["name"]] = segments.get(i["name"], 0) + 1
-    stale = max((_unindexed_rows(ds, i) for i in current.values()), default=0)
+    described = ds.describe_indices()
+    stale = max((rows - d.num_rows_indexed for d in described), default=0)
     if stale > REINDEX_THRESHOLD:
-        merge = MERGE_DELTAS if max(segments.values(), default=0) >= MERGE_DELTAS else 0
+        segments = max((len(d.segments) for d in described), default=0)
+        merge = MERGE_DELTAS if segments >= MERGE_DELTAS else 0
         ds.optimize.optimize_indices(num_indices_to_merge=merge)
         done.append(f"indexed {stale} appended rows" + (" (merged deltas)" if merge else ""))
     return done
