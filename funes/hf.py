@@ -98,7 +98,9 @@ def _classify(exc: BaseException, what: str) -> HubError:
 
 def _api() -> Any:
     from huggingface_hub import HfApi
+    from huggingface_hub.utils import logging as hf_logging
 
+    hf_logging.set_verbosity_error()  # type: ignore[no-untyped-call]  # failures surface as HubError; its warnings are noise here
     return HfApi()
 
 
@@ -206,9 +208,11 @@ def snapshot(
     Raises HubOffline (also: not cached while offline), HubNotFound, HubUnauthorized.
     """
     from huggingface_hub import snapshot_download
-    from huggingface_hub.utils import disable_progress_bars
+    from huggingface_hub.utils import logging as hf_logging
+    from huggingface_hub.utils.tqdm import disable_progress_bars
 
     disable_progress_bars()  # a memory's files are small; bars would garble agents' stderr
+    hf_logging.set_verbosity_error()  # type: ignore[no-untyped-call]
     try:
         path = snapshot_download(
             repo_id,

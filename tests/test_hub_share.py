@@ -30,7 +30,9 @@ def hub(tmp_path: Path) -> Iterator[HubFake]:
         yield fake
 
 
-def machine(tmp_path: Path, name: str, hub: HubFake, *, token: str | None = WRITE) -> dict[str, str]:
+def machine(
+    tmp_path: Path, name: str, hub: HubFake, *, token: str | None = WRITE
+) -> dict[str, str]:
     """The environment of one simulated machine: its own HOME, FUNES_HOME and HF cache."""
     root = tmp_path / name
     (root / "home").mkdir(parents=True, exist_ok=True)
@@ -69,21 +71,34 @@ def test_two_machines_pushing_at_once_keep_each_others_chunks_and_recall_them(
     tmp_path: Path, hub: HubFake
 ) -> None:
     a, b = machine(tmp_path, "a", hub), machine(tmp_path, "b", hub)
-    indexed(a, [("user", "why does the ocelot firmware brick on reboot?"),
-                ("assistant", "The ocelot firmware bootloader skips the watchdog reset; flash v2.3.")])
-    indexed(b, [("user", "plan the quokka migration of the billing tables"),
-                ("assistant", "Quokka migration: copy billing tables in batches of 5000, then swap.")])
+    indexed(
+        a,
+        [
+            ("user", "why does the ocelot firmware brick on reboot?"),
+            ("assistant", "The ocelot firmware bootloader skips the watchdog reset; flash v2.3."),
+        ],
+    )
+    indexed(
+        b,
+        [
+            ("user", "plan the quokka migration of the billing tables"),
+            ("assistant", "Quokka migration: copy billing tables in batches of 5000, then swap."),
+        ],
+    )
     hub.config.rendezvous = 2  # both first commits wait for each other: one must lose the race
     procs = [
         subprocess.Popen(
             [sys.executable, "-m", "funes", "push", REPO, "--create", "--yes"],
-            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         for env in (a, b)
     ]
     outs = [p.communicate(timeout=300) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outs
-    statuses = [status for method, path, status in hub.log if path.endswith(f"/commit/main")]
+    statuses = [status for method, path, status in hub.log if path.endswith("/commit/main")]
     assert statuses.count(412) >= 1 and statuses.count(200) == 2  # a real conflict, retried
     assert len(hub.state.history("dataset", REPO)) == 3  # initial + one commit per push
 
@@ -111,9 +126,18 @@ def test_a_second_push_sends_only_new_chunks_and_a_warm_read_asks_only_for_the_h
     tmp_path: Path, hub: HubFake
 ) -> None:
     a = machine(tmp_path, "a", hub)
-    indexed(a, [("user", "where do the narwhal dashboards live?"), ("assistant", "In grafana, folder narwhal.")])
+    indexed(
+        a,
+        [
+            ("user", "where do the narwhal dashboards live?"),
+            ("assistant", "In grafana, folder narwhal."),
+        ],
+    )
     assert funes(a, "push", REPO, "--create", "--yes").returncode == 0
-    indexed(a, [("user", "and the pelican alerts?"), ("assistant", "Pelican alerts route to #ops-pager.")])
+    indexed(
+        a,
+        [("user", "and the pelican alerts?"), ("assistant", "Pelican alerts route to #ops-pager.")],
+    )
     again = funes(a, "push", REPO)  # shares chunks now: no question, no --yes needed
     assert again.returncode == 0, again.stderr
     assert "pushed 2 chunks" in again.stdout and "4 chunks there now" in again.stdout
@@ -140,8 +164,13 @@ def _secret() -> str:
 def test_a_secret_in_a_transcript_never_reaches_the_hub(tmp_path: Path, hub: HubFake) -> None:
     a = machine(tmp_path, "a", hub)
     token = _secret()
-    indexed(a, [("user", f"deploy with GITHUB_TOKEN={token} please"),
-                ("assistant", "Deployed the heron service to staging.")])
+    indexed(
+        a,
+        [
+            ("user", f"deploy with GITHUB_TOKEN={token} please"),
+            ("assistant", "Deployed the heron service to staging."),
+        ],
+    )
     done = funes(a, "push", REPO, "--create", "--yes")
     assert done.returncode == 0, done.stderr
     _assert_absent(hub, tmp_path, token, present="Deployed the heron service to staging.")
@@ -156,9 +185,11 @@ def test_the_push_gate_holds_back_secrets_an_older_index_left_in_the_memory(
     token = _secret()
     write_claude_session(
         claude_home(a),
-        [("user", "the cormorant cluster needs its token rotated"),
-         ("assistant", "Old token was " + token + " and the new one is in the vault."),
-         ("assistant", "Cormorant rotation finished without downtime.")],
+        [
+            ("user", "the cormorant cluster needs its token rotated"),
+            ("assistant", "Old token was " + token + " and the new one is in the vault."),
+            ("assistant", "Cormorant rotation finished without downtime."),
+        ],
     )
     _index_without_redaction(a)
     done = funes(a, "push", REPO, "--create", "--yes")
@@ -195,7 +226,9 @@ def _index_without_redaction(env: dict[str, str]) -> None:
         "all_tiers_at_once=True)\n"
         "index(sources_for(rt, IndexRequest()), job)\n"
     )
-    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr
 
 
@@ -205,7 +238,12 @@ def _assert_absent(hub: HubFake, tmp_path: Path, secret: str, *, present: str) -
     import lance
 
     tree = hub.checkout(REPO, tmp_path / "checkout")
-    texts = lance.dataset(str(tree / "chunks.lance")).to_table(columns=["text"]).column("text").to_pylist()
+    texts = (
+        lance.dataset(str(tree / "chunks.lance"))
+        .to_table(columns=["text"])
+        .column("text")
+        .to_pylist()
+    )
     assert present in texts  # the scan does see the published text…
     assert not any(secret in t for t in texts)  # …and the secret is in none of it
 
@@ -233,16 +271,27 @@ def test_push_explains_a_missing_token_a_read_only_token_a_missing_repo_and_bein
     assert "cannot write" in read_only.stderr and "read-only" in read_only.stderr
 
     not_there = funes(reader, "recall", "kestrel", "--memory", "team/no-such-memory")
-    assert not_there.returncode == 1 and "does not exist, or your token cannot see it" in not_there.stderr
+    assert (
+        not_there.returncode == 1
+        and "does not exist, or your token cannot see it" in not_there.stderr
+    )
 
     hub.stop()
     offline = funes(owner, "push", REPO)
     assert offline.returncode == 1 and "cannot reach" in offline.stderr
 
 
-def test_an_unreachable_hub_or_offline_mode_reads_the_last_cached_commit(tmp_path: Path, hub: HubFake) -> None:
+def test_an_unreachable_hub_or_offline_mode_reads_the_last_cached_commit(
+    tmp_path: Path, hub: HubFake
+) -> None:
     owner, reader = machine(tmp_path, "owner", hub), machine(tmp_path, "reader", hub, token=READ)
-    indexed(owner, [("user", "how are the egret backups verified?"), ("assistant", "Egret backups: restore drill every Monday.")])
+    indexed(
+        owner,
+        [
+            ("user", "how are the egret backups verified?"),
+            ("assistant", "Egret backups: restore drill every Monday."),
+        ],
+    )
     assert funes(owner, "push", REPO, "--create", "--yes").returncode == 0
     first = funes(reader, "recall", "egret", "backups", "--memory", REPO)
     assert "Egret backups: restore drill every Monday." in first.stdout
@@ -264,7 +313,9 @@ def test_an_unreachable_hub_or_offline_mode_reads_the_last_cached_commit(tmp_pat
     assert never.returncode == 1 and "never read on this machine" in never.stderr
 
 
-def test_a_remote_built_with_another_embedding_model_is_refused(tmp_path: Path, hub: HubFake) -> None:
+def test_a_remote_built_with_another_embedding_model_is_refused(
+    tmp_path: Path, hub: HubFake
+) -> None:
     owner = machine(tmp_path, "owner", hub)
     indexed(owner, [("user", "the gannet cache"), ("assistant", "Gannet cache TTL is 90 seconds.")])
     assert funes(owner, "push", REPO, "--create", "--yes").returncode == 0

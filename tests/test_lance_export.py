@@ -21,9 +21,29 @@ def _rows(start: int, n: int, dim: int = 384) -> list[tuple[list[ExportRow], np.
     for s in range(start, start + n, 100):
         m = min(100, start + n - s)
         rows = [
-            ExportRow(f"{i:016x}", f"row {i} about topic{i % 7} and word{i}", "s1", f"t{i}", None, i,
-                      "2026-11-20T10:00:00Z", "user", "text", 0, 0, None, "claude_code", "/w", None, None,
-                      "h", "/src.jsonl", None, 0, 1)
+            ExportRow(
+                f"{i:016x}",
+                f"row {i} about topic{i % 7} and word{i}",
+                "s1",
+                f"t{i}",
+                None,
+                i,
+                "2026-11-20T10:00:00Z",
+                "user",
+                "text",
+                0,
+                0,
+                None,
+                "claude_code",
+                "/w",
+                None,
+                None,
+                "h",
+                "/src.jsonl",
+                None,
+                0,
+                1,
+            )
             for i in range(s, s + m)
         ]
         v = rng.normal(size=(m, dim)).astype(np.float32)
@@ -38,7 +58,10 @@ def test_appends_stream_in_and_indexes_are_built_then_kept_current(tmp_path: Pat
     assert lance_export.write(ds_path, _rows(300, 600), model_id="m@1", dim=384) == 600
     assert lance_export.maintain_indexes(ds_path) == ["indexed 600 appended rows"]
     ds = lance_export.open_dataset(ds_path)
-    assert {d.name: d.num_rows_indexed for d in ds.describe_indices()} == {"text_idx": 900, "vector_idx": 900}
+    assert {d.name: d.num_rows_indexed for d in ds.describe_indices()} == {
+        "text_idx": 900,
+        "vector_idx": 900,
+    }
     assert sum(len(b) for b in lance_export.iter_ids(ds_path)) == 900
     back = list(lance_export.iter_rows(ds_path))
     assert sum(len(b) for b in back) == 900 and back[0].vectors.shape[1] == 384

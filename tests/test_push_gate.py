@@ -21,11 +21,16 @@ class Row:
 
 
 def _rows(text: str, *, turn: str = "t1", block: int = 0) -> list[Row]:
-    return [Row(f"{turn}-{block}-{i}", "s1", turn, block, i, piece) for i, piece in enumerate(split_text(text))]
+    return [
+        Row(f"{turn}-{block}-{i}", "s1", turn, block, i, piece)
+        for i, piece in enumerate(split_text(text))
+    ]
 
 
 def _key() -> str:
-    return "AKIA" + "".join(secrets.choice(string.ascii_uppercase + string.digits) for _ in range(16))
+    return "AKIA" + "".join(
+        secrets.choice(string.ascii_uppercase + string.digits) for _ in range(16)
+    )
 
 
 def test_every_chunk_of_a_dirty_block_is_held_back_and_clean_blocks_pass() -> None:
@@ -44,7 +49,9 @@ def test_a_secret_cut_by_a_chunk_boundary_is_seen_in_the_reassembled_block() -> 
     pem = "\n".join(body[i : i + 70] for i in range(0, 700, 70))
     key = f"-----BEGIN OPENSSH PRIVATE KEY-----\n{pem}\n-----END OPENSSH PRIVATE KEY-----"
     rows = _rows(("word " * 180) + key + (" tail" * 100))
-    assert len(rows) > 1 and all(RuleScanner().scan(r.text) == [] for r in rows)  # no chunk alone trips
+    assert len(rows) > 1 and all(
+        RuleScanner().scan(r.text) == [] for r in rows
+    )  # no chunk alone trips
     result = gate(rows, RuleScanner())
     assert sorted(result.held_back) == sorted(r.id for r in rows)
     assert result.rules == {"private_key": 1}

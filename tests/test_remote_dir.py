@@ -37,23 +37,36 @@ def _index(rt: Runtime, tmp_path: Path, name: str, turns: list[tuple[str, str]])
 
 def test_a_directory_round_trip_recalls_and_gets_what_was_pushed(tmp_path: Path) -> None:
     rt = _runtime(tmp_path / "a")
-    _index(rt, tmp_path, "a", [("user", "what broke the albatross build?"),
-                               ("assistant", "The albatross build broke on a stale protobuf cache.")])
+    _index(
+        rt,
+        tmp_path,
+        "a",
+        [
+            ("user", "what broke the albatross build?"),
+            ("assistant", "The albatross build broke on a stale protobuf cache."),
+        ],
+    )
     shared = tmp_path / "shared"
     report = run_push(rt, parse_memory(str(shared), rt), PushRequest(create=True, assume_yes=True))
     assert report.pushed == 2 and report.remote_chunks == 2 and report.created
     assert (shared / "chunks.lance").is_dir() and (shared / "funes.json").is_file()
     card = (shared / "README.md").read_text()
-    assert "Private by default" in card and "| `vector` | fixed_size_list<float32, dim> | no |" in card
+    assert (
+        "Private by default" in card and "| `vector` | fixed_size_list<float32, dim> | no |" in card
+    )
 
     ref = parse_memory(str(shared), rt)
     assert ref.kind is MemoryKind.DIR
     reader = _runtime(tmp_path / "b")
     outcome = run_recall(reader, ref, RecallRequest("albatross build protobuf"))
-    assert outcome.result.hits[0].chunk.text == "The albatross build broke on a stale protobuf cache."
+    assert (
+        outcome.result.hits[0].chunk.text == "The albatross build broke on a stale protobuf cache."
+    )
     assert outcome.memory == shared.resolve().as_uri()
     hit = outcome.result.hits[0].chunk
-    turns = run_get(reader, parse_memory(outcome.memory, reader), hit.session_id, hit.turn_id, window=1)
+    turns = run_get(
+        reader, parse_memory(outcome.memory, reader), hit.session_id, hit.turn_id, window=1
+    )
     assert [t.blocks[0] for t in turns.turns] == [
         "what broke the albatross build?",
         "The albatross build broke on a stale protobuf cache.",
@@ -67,25 +80,45 @@ def test_the_lance_schema_is_pinned(tmp_path: Path) -> None:
 
     schema = lance_export.arrow_schema("m@1", 384)
     expected = [
-        ("id", pa.string(), False), ("text", pa.string(), False), ("session_id", pa.string(), False),
-        ("workdir", pa.string(), False), ("turn_uuid", pa.string(), False), ("parent_uuid", pa.string(), True),
-        ("seq", pa.int64(), False), ("ts", pa.string(), False), ("role", pa.string(), False),
-        ("block_type", pa.string(), False), ("tool_name", pa.string(), True), ("source_path", pa.string(), False),
-        ("block_idx", pa.int32(), False), ("split_idx", pa.int32(), False),
-        ("vector", pa.list_(pa.float32(), 384), False), ("harness", pa.string(), False),
-        ("repo", pa.string(), True), ("host", pa.string(), True), ("cwd", pa.string(), True),
-        ("git_branch", pa.string(), True), ("parent_session_id", pa.string(), True),
-        ("scaffold", pa.bool_(), False), ("redaction_version", pa.int32(), False),
+        ("id", pa.string(), False),
+        ("text", pa.string(), False),
+        ("session_id", pa.string(), False),
+        ("workdir", pa.string(), False),
+        ("turn_uuid", pa.string(), False),
+        ("parent_uuid", pa.string(), True),
+        ("seq", pa.int64(), False),
+        ("ts", pa.string(), False),
+        ("role", pa.string(), False),
+        ("block_type", pa.string(), False),
+        ("tool_name", pa.string(), True),
+        ("source_path", pa.string(), False),
+        ("block_idx", pa.int32(), False),
+        ("split_idx", pa.int32(), False),
+        ("vector", pa.list_(pa.float32(), 384), False),
+        ("harness", pa.string(), False),
+        ("repo", pa.string(), True),
+        ("host", pa.string(), True),
+        ("cwd", pa.string(), True),
+        ("git_branch", pa.string(), True),
+        ("parent_session_id", pa.string(), True),
+        ("scaffold", pa.bool_(), False),
+        ("redaction_version", pa.int32(), False),
     ]
     assert [(f.name, f.type, f.nullable) for f in schema] == expected
-    assert schema.metadata == {b"embedding_model": b"m@1", b"embedding_dim": b"384", b"funes_format": b"funes-lance/1"}
+    assert schema.metadata == {
+        b"embedding_model": b"m@1",
+        b"embedding_dim": b"384",
+        b"funes_format": b"funes-lance/1",
+    }
 
     rt = _runtime(tmp_path / "a")
     _index(rt, tmp_path, "a", [("user", "pin the schema"), ("assistant", "Pinned.")])
     run_push(rt, parse_memory(str(tmp_path / "d"), rt), PushRequest(create=True, assume_yes=True))
     written = lance_export.open_dataset(tmp_path / "d" / "chunks.lance").schema
     assert [(f.name, f.type) for f in written] == [(n, t) for n, t, _ in expected]
-    assert written.metadata[b"embedding_model"].startswith(b"sentence-transformers/all-MiniLM-L6-v2@")
+    assert written.metadata[b"embedding_model"].startswith(
+        b"sentence-transformers/all-MiniLM-L6-v2@"
+    )
     indexes = lance_export.open_dataset(tmp_path / "d" / "chunks.lance").describe_indices()
     assert {i.name for i in indexes} == {"text_idx"}  # a vector index waits for 256 rows
 
@@ -93,9 +126,19 @@ def test_the_lance_schema_is_pinned(tmp_path: Path) -> None:
 def test_pushes_append_only_new_chunks_and_status_counts_what_is_not_pushed(tmp_path: Path) -> None:
     rt = _runtime(tmp_path / "a")
     shared = parse_memory(str(tmp_path / "shared"), rt)
-    _index(rt, tmp_path, "one", [("user", "bittern queue depth"), ("assistant", "Bittern queue depth alarm at 10k.")])
+    _index(
+        rt,
+        tmp_path,
+        "one",
+        [("user", "bittern queue depth"), ("assistant", "Bittern queue depth alarm at 10k.")],
+    )
     assert run_push(rt, shared, PushRequest(create=True, assume_yes=True)).pushed == 2
-    _index(rt, tmp_path, "two", [("user", "shrike retries"), ("assistant", "Shrike retries 3 times, then dead-letters.")])
+    _index(
+        rt,
+        tmp_path,
+        "two",
+        [("user", "shrike retries"), ("assistant", "Shrike retries 3 times, then dead-letters.")],
+    )
     pending = run_status(rt, parse_memory(None, rt)).pushes
     assert [(p.published, p.pending_chunks, p.pending_sessions) for p in pending] == [(2, 2, 1)]
     second = run_push(rt, shared, PushRequest())
@@ -105,7 +148,9 @@ def test_pushes_append_only_new_chunks_and_status_counts_what_is_not_pushed(tmp_
     assert [(p.published, p.pending_chunks) for p in done] == [(4, 0)]
 
 
-def test_a_first_push_to_a_remote_sharing_nothing_asks_and_refuses_without_an_answer(tmp_path: Path) -> None:
+def test_a_first_push_to_a_remote_sharing_nothing_asks_and_refuses_without_an_answer(
+    tmp_path: Path,
+) -> None:
     rt = _runtime(tmp_path / "a")
     _index(rt, tmp_path, "a", [("user", "limpkin"), ("assistant", "Limpkin deploys on Fridays.")])
     target = parse_memory(str(tmp_path / "shared"), rt)
@@ -132,7 +177,12 @@ def test_two_writers_pushing_to_one_directory_at_once_lose_nothing(tmp_path: Pat
     writers = []
     for name, word in (("a", "puffin"), ("b", "gadwall")):
         rt = _runtime(tmp_path / name)
-        _index(rt, tmp_path, name, [("user", f"{word} question"), ("assistant", f"The {word} answer is 42.")])
+        _index(
+            rt,
+            tmp_path,
+            name,
+            [("user", f"{word} question"), ("assistant", f"The {word} answer is 42.")],
+        )
         writers.append(rt)
     target = tmp_path / "shared"
     target.mkdir()
@@ -150,8 +200,20 @@ def test_two_writers_pushing_to_one_directory_at_once_lose_nothing(tmp_path: Pat
     for t in threads:
         t.join(120)
     assert errors == []
-    texts = lance_export.open_dataset(target / "chunks.lance").to_table(columns=["text"]).column("text").to_pylist()
-    assert sorted(texts) == sorted(["puffin question", "The puffin answer is 42.", "gadwall question", "The gadwall answer is 42."])
+    texts = (
+        lance_export.open_dataset(target / "chunks.lance")
+        .to_table(columns=["text"])
+        .column("text")
+        .to_pylist()
+    )
+    assert sorted(texts) == sorted(
+        [
+            "puffin question",
+            "The puffin answer is 42.",
+            "gadwall question",
+            "The gadwall answer is 42.",
+        ]
+    )
 
 
 class _Boom:
@@ -165,6 +227,11 @@ def test_a_scanner_error_publishes_nothing(tmp_path: Path) -> None:
     rt = _runtime(tmp_path / "a")
     _index(rt, tmp_path, "a", [("user", "smew"), ("assistant", "Smew runs nightly.")])
     with pytest.raises(PushRefused, match="scanner failed"):
-        run_push(rt, parse_memory(str(tmp_path / "d"), rt), PushRequest(create=True, assume_yes=True), scanner=_Boom())
+        run_push(
+            rt,
+            parse_memory(str(tmp_path / "d"), rt),
+            PushRequest(create=True, assume_yes=True),
+            scanner=_Boom(),
+        )
     assert not (tmp_path / "d" / "chunks.lance").exists()
     assert RuleScanner().scan("nothing here") == []

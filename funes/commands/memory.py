@@ -108,8 +108,10 @@ def as_push_target(ref: MemoryRef) -> MemoryRef:
         raise UsageError(f"cannot push to a pinned commit: {ref.label}", hint="drop the @<commit>")
     if ref.kind is MemoryKind.PATH:
         original = Path(ref.label).expanduser()
-        sqlite = (original / "memory.db").exists() if original.is_dir() else (
-            original.is_file() or original.suffix == ".db"
+        sqlite = (
+            (original / "memory.db").exists()
+            if original.is_dir()
+            else (original.is_file() or original.suffix == ".db")
         )
         if sqlite:
             raise UsageError(

@@ -19,16 +19,32 @@ from filelock import FileLock
 
 from funes.errors import RemoteError
 from funes.remote.base import HeadMoved, RemoteMissing, RemoteState, Snapshot
-from funes.remote.lance_export import TABLE, open_dataset
+from funes.remote.lance_export import TABLE
 
 LOCK = ".funes.lock"
 LOCK_WAIT_S = 60.0
+U64_MAX = 2**64 - 1
 
 
 def _version(commit: str) -> int:
     if not re.fullmatch(r"v\d+", commit):
         raise RemoteError(f"not a directory memory commit: {commit!r}", hint="expected v<N>")
     return int(commit[1:])
+
+
+def latest_version(versions: Path) -> int:
+    """The newest committed Lance version, from the manifest names alone (one directory listing).
+
+    Lance names manifests `<N>.manifest` or, in its V2 scheme, `<u64::MAX - N>.manifest` (so
+    the newest sorts first); a manifest only appears once its version is committed.
+    """
+    newest = 0
+    for entry in versions.iterdir():
+        if entry.suffix != ".manifest" or not entry.stem.isdigit():
+            continue
+        n = int(entry.stem)
+        newest = max(newest, U64_MAX - n if n > U64_MAX // 2 else n)
+    return newest
 
 
 class DirRemote:
@@ -63,12 +79,10 @@ class DirRemote:
                 f"no memory directory at {self.path}",
                 hint="check the path; `funes push <dir> --create` creates it",
             )
-        if not (self.path / TABLE / "_versions").is_dir():
+        versions = self.path / TABLE / "_versions"
+        if not versions.is_dir():
             return "v0"
-        try:
-            return f"v{open_dataset(self.path / TABLE).version}"
-        except Exception as exc:
-            raise RemoteError(f"cannot read the Lance dataset in {self.path}: {exc}") from exc
+        return f"v{latest_version(versions)}"
 
     def snapshot(self, commit: str, *, local_only: bool = False) -> Snapshot:
         return Snapshot(commit, self.path, version=_version(commit))

@@ -130,7 +130,7 @@ def open_cached(
     elif accept_model is not None:
         info = _read_json(db.with_suffix(".json"))
         accept_model(str(info.get("model_id") or "") or None, int(str(info.get("dim") or 0)))
-    if checked or last_commit != commit:
+    if last_commit != commit or (checked and revision_ttl_s > 0):
         _write_json(
             last_path,
             {"commit": commit, "checked_at": time.time() if checked else last.get("checked_at", 0)},

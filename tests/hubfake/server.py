@@ -85,6 +85,7 @@ class Config:
             self._arrived += 1
             self._cond.notify_all()
             self._cond.wait_for(lambda: self._arrived >= self.rendezvous, timeout=timeout_s)
+
     log: list[tuple[str, str, int]] = field(default_factory=list)  # (method, path, status)
 
 
@@ -142,9 +143,15 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(body)
 
     def _json(self, status: int, obj: Any, headers: Mapping[str, str] | None = None) -> None:
-        self._send(status, json.dumps(obj).encode(), {"Content-Type": "application/json", **(headers or {})})
+        self._send(
+            status,
+            json.dumps(obj).encode(),
+            {"Content-Type": "application/json", **(headers or {})},
+        )
 
-    def _error(self, status: int, code: str | None, message: str, headers: Mapping[str, str] | None = None) -> None:
+    def _error(
+        self, status: int, code: str | None, message: str, headers: Mapping[str, str] | None = None
+    ) -> None:
         extra = {"X-Error-Message": message, **(headers or {})}
         if code:
             extra["X-Error-Code"] = code
@@ -205,7 +212,15 @@ class Handler(BaseHTTPRequestHandler):
             self._error(401, None, "Invalid credentials in Authorization header")
             return
         orgs = [{"name": n, "type": "org"} for n in token.namespaces]
-        self._json(200, {"type": "user", "name": token.user, "orgs": orgs, "auth": {"accessToken": {"role": token.role}}})
+        self._json(
+            200,
+            {
+                "type": "user",
+                "name": token.user,
+                "orgs": orgs,
+                "auth": {"accessToken": {"role": token.role}},
+            },
+        )
 
     def do_create(self) -> None:
         token = self._token()
@@ -216,9 +231,15 @@ class Handler(BaseHTTPRequestHandler):
         ns = body.get("organization") or token.user
         repo_type = body.get("type") or "model"
         repo_id = f"{ns}/{body['name']}"
-        url = f"{self.base}/{repo_type}s/{repo_id}" if repo_type != "model" else f"{self.base}/{repo_id}"
+        url = (
+            f"{self.base}/{repo_type}s/{repo_id}"
+            if repo_type != "model"
+            else f"{self.base}/{repo_id}"
+        )
         if not token.may_write(ns):
-            self._error(403, None, "You don't have the rights to create a repository in this namespace")
+            self._error(
+                403, None, "You don't have the rights to create a repository in this namespace"
+            )
             return
         private = body.get("visibility", "private" if body.get("private") else "public") != "public"
         if not self.server.state.create(repo_type, repo_id, private=private):
@@ -256,7 +277,9 @@ class Handler(BaseHTTPRequestHandler):
         if repo_id is None:
             return
         head = self.server.state.head(type, repo_id)
-        branches = [{"name": "main", "ref": "refs/heads/main", "targetCommit": head}] if head else []
+        branches = (
+            [{"name": "main", "ref": "refs/heads/main", "targetCommit": head}] if head else []
+        )
         self._json(200, {"branches": branches, "converts": [], "tags": []})
 
     def do_tree(self, type: str, ns: str, name: str, rev: str, path: str | None = None) -> None:
@@ -280,7 +303,14 @@ class Handler(BaseHTTPRequestHandler):
                 d = "/".join(([prefix] if prefix else []) + parts[:i])
                 if (recursive or i == 1) and d not in dirs:
                     dirs.add(d)
-                    out.append({"type": "directory", "oid": hashlib.sha1(d.encode()).hexdigest(), "size": 0, "path": d})
+                    out.append(
+                        {
+                            "type": "directory",
+                            "oid": hashlib.sha1(d.encode()).hexdigest(),
+                            "size": 0,
+                            "path": d,
+                        }
+                    )
             if recursive or len(parts) == 1:
                 out.append(self._entry(f))
         if prefix and not out:
@@ -348,13 +378,28 @@ class Handler(BaseHTTPRequestHandler):
                 deleted.add(value["path"])
         try:
             oid = self.server.state.commit(
-                type, repo_id, unquote(rev), added, deleted, header.get("summary", ""), header.get("parentCommit")
+                type,
+                repo_id,
+                unquote(rev),
+                added,
+                deleted,
+                header.get("summary", ""),
+                header.get("parentCommit"),
             )
         except Conflict as exc:
-            self._error(412, None, f"A commit has happened since. Please refresh and try again. ({exc})")
+            self._error(
+                412, None, f"A commit has happened since. Please refresh and try again. ({exc})"
+            )
             return
         prefix = f"{type}s/" if type != "model" else ""
-        self._json(200, {"commitOid": oid, "commitUrl": f"{self.base}/{prefix}{repo_id}/commit/{oid}", "success": True})
+        self._json(
+            200,
+            {
+                "commitOid": oid,
+                "commitUrl": f"{self.base}/{prefix}{repo_id}/commit/{oid}",
+                "success": True,
+            },
+        )
 
     def do_resolve(self, type: str, ns: str, name: str, rev: str, path: str) -> None:
         repo_id = self._repo(type, ns, name)
@@ -367,7 +412,11 @@ class Handler(BaseHTTPRequestHandler):
         if f is None:
             self._error(404, "EntryNotFound", f"{path} does not exist", {"X-Repo-Commit": commit})
             return
-        headers = {"X-Repo-Commit": commit, "ETag": f'"{f.git_oid}"', "Content-Type": "application/octet-stream"}
+        headers = {
+            "X-Repo-Commit": commit,
+            "ETag": f'"{f.git_oid}"',
+            "Content-Type": "application/octet-stream",
+        }
         if f.lfs:
             headers.update({"X-Linked-Etag": f'"{f.sha256}"', "X-Linked-Size": str(f.size)})
         self._send(200, self.server.state.blob(f.sha256), headers)
@@ -394,7 +443,9 @@ class Handler(BaseHTTPRequestHandler):
 class HubFake:
     """The stand-in, serving on 127.0.0.1:<port> from a thread. `url` goes into HF_ENDPOINT."""
 
-    def __init__(self, root: Path, tokens: Mapping[str, Token], *, lfs: bool = False, port: int = 0) -> None:
+    def __init__(
+        self, root: Path, tokens: Mapping[str, Token], *, lfs: bool = False, port: int = 0
+    ) -> None:
         self.state = HubState(root)
         self.config = Config(dict(tokens), lfs=lfs)
         self._port = port

@@ -54,7 +54,9 @@ class HubState:
         return (self._repo(repo_type, repo_id) / "repo.json").is_file()
 
     def is_private(self, repo_type: str, repo_id: str) -> bool:
-        return bool(json.loads((self._repo(repo_type, repo_id) / "repo.json").read_text())["private"])
+        return bool(
+            json.loads((self._repo(repo_type, repo_id) / "repo.json").read_text())["private"]
+        )
 
     def create(self, repo_type: str, repo_id: str, *, private: bool) -> bool:
         """Create the repository with an initial commit (`.gitattributes`). False if it exists."""
@@ -65,7 +67,15 @@ class HubState:
             (repo / "refs").mkdir(parents=True)
             (repo / "commits").mkdir()
             (repo / "repo.json").write_text(json.dumps({"private": private}))
-            self.commit(repo_type, repo_id, "main", {".gitattributes": b"*.lance filter=lfs\n"}, set(), "initial commit", None)
+            self.commit(
+                repo_type,
+                repo_id,
+                "main",
+                {".gitattributes": b"*.lance filter=lfs\n"},
+                set(),
+                "initial commit",
+                None,
+            )
             return True
 
     # -- blobs ----------------------------------------------------------------------------
@@ -101,9 +111,12 @@ class HubState:
         return None
 
     def files(self, repo_type: str, repo_id: str, commit: str) -> dict[str, FileEntry]:
-        doc = json.loads((self._repo(repo_type, repo_id) / "commits" / f"{commit}.json").read_text())
+        doc = json.loads(
+            (self._repo(repo_type, repo_id) / "commits" / f"{commit}.json").read_text()
+        )
         return {
-            p: FileEntry(p, f["sha256"], f["size"], f["git_oid"], f.get("lfs", False)) for p, f in doc["files"].items()
+            p: FileEntry(p, f["sha256"], f["size"], f["git_oid"], f.get("lfs", False))
+            for p, f in doc["files"].items()
         }
 
     def commit(
@@ -127,12 +140,16 @@ class HubState:
                 raise Conflict(f"parent {parent_commit} is not the head {head}")
             files = dict(self.files(repo_type, repo_id, head)) if head else {}
             for path in deleted:
-                for existing in [p for p in files if p == path or p.startswith(path.rstrip("/") + "/")]:
+                for existing in [
+                    p for p in files if p == path or p.startswith(path.rstrip("/") + "/")
+                ]:
                     del files[existing]
             for path, src in added.items():
                 data = src if isinstance(src, bytes) else self.blob(src[0])
                 digest = self.put_blob(data)
-                files[path] = FileEntry(path, digest, len(data), git_blob_oid(data), not isinstance(src, bytes))
+                files[path] = FileEntry(
+                    path, digest, len(data), git_blob_oid(data), not isinstance(src, bytes)
+                )
             doc = {
                 "parent": head,
                 "summary": summary,
@@ -154,5 +171,7 @@ class HubState:
         oid = self.head(repo_type, repo_id, branch)
         while oid:
             out.append(oid)
-            oid = json.loads((self._repo(repo_type, repo_id) / "commits" / f"{oid}.json").read_text())["parent"]
+            oid = json.loads(
+                (self._repo(repo_type, repo_id) / "commits" / f"{oid}.json").read_text()
+            )["parent"]
         return out
