@@ -101,6 +101,7 @@ def test_two_machines_pushing_at_once_keep_each_others_chunks_and_recall_them(
     statuses = [status for method, path, status in hub.log if path.endswith("/commit/main")]
     assert statuses.count(412) >= 1 and statuses.count(200) == 2  # a real conflict, retried
     assert len(hub.state.history("dataset", REPO)) == 3  # initial + one commit per push
+    assert hub.state.is_private("dataset", REPO)  # --create makes it private unless --public
 
     from_a = funes(a, "recall", "quokka", "migration", "billing", "--memory", REPO)
     from_b = funes(b, "recall", "ocelot", "firmware", "bootloader", "--memory", REPO)
@@ -154,6 +155,32 @@ def test_a_second_push_sends_only_new_chunks_and_a_warm_read_asks_only_for_the_h
     ttl = dict(a, FUNES_REMOTE_TTL_S="600")
     assert "In grafana" in funes(ttl, "recall", "narwhal", "--memory", REPO).stdout
     assert hub.log[before:] == []  # within the revision TTL: no request at all
+
+
+def test_binary_files_travel_over_git_lfs_when_the_hub_asks_for_it(tmp_path: Path) -> None:
+    """The real Hub stores binary files in LFS; with Xet disabled the client uses the LFS batch
+    API, and readers fetch those files by their sha256."""
+    tokens = {WRITE: Token("alice", "write", ("team",))}
+    with HubFake(tmp_path / "lfs-hub", tokens, lfs=True) as hub:
+        a = dict(machine(tmp_path, "a", hub), HF_HUB_DISABLE_XET="1")
+        b = dict(machine(tmp_path, "b", hub), HF_HUB_DISABLE_XET="1")
+        indexed(
+            a,
+            [
+                ("user", "what is the dunlin quota?"),
+                ("assistant", "Dunlin quota is 40 requests a minute."),
+            ],
+        )
+        pushed = funes(a, "push", "team/lfs-memory", "--create", "--public", "--yes")
+        assert pushed.returncode == 0, pushed.stderr
+        assert not hub.state.is_private("dataset", "team/lfs-memory")
+        assert any(path.endswith("/info/lfs/objects/batch") for _, path, _ in hub.log)
+        head = hub.state.head("dataset", "team/lfs-memory")
+        assert head is not None
+        files = hub.state.files("dataset", "team/lfs-memory", head)
+        assert all(f.lfs for p, f in files.items() if p.endswith(".lance"))
+        got = funes(b, "recall", "dunlin", "quota", "--memory", "team/lfs-memory")
+        assert "Dunlin quota is 40 requests a minute." in got.stdout, got.stderr
 
 
 def _secret() -> str:

@@ -13,6 +13,7 @@ A directory that holds neither is a PATH for reading (`no memory at …`) and a 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -91,6 +92,11 @@ def _remote_ref(repo: str) -> MemoryRef:
     if len(parts) != 2 or not all(parts) or (at and not revision):
         raise UsageError(
             f"not a dataset repository: {repo!r}", hint="expected org/repo (or org/repo@<commit>)"
+        )
+    if revision and not re.fullmatch(r"[0-9a-f]{40}", revision):
+        raise UsageError(
+            f"pin a remote memory to a full commit sha, not {revision!r}",
+            hint="the `→ get` lines of a recall print the exact value to use",
         )
     repo_id = "/".join(parts)
     label = f"hf://datasets/{repo_id}" + (f"@{revision}" if revision else "")
