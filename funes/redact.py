@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -115,3 +115,71 @@ def redact(text: str, scanner: Scanner) -> tuple[str, list[Finding]]:
 
 def default_scanner() -> Scanner:
     return RuleScanner()
+
+
+# -- the push gate -------------------------------------------------------------------------
+# The seam between sharing (`funes.remote`) and secret detection: `gate(rows, scanner)`.
+# A block is judged whole (its chunks reassembled, so a secret cut by a chunk boundary is
+# still seen); every chunk of a dirty block is held back. Fails closed: a scanner error
+# holds back every row and is reported without echoing any text.
+
+
+class GateRow(Protocol):
+    """What the gate needs of a chunk (funes.store.StoredChunk and export rows qualify)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def session_id(self) -> str: ...
+    @property
+    def turn_id(self) -> str: ...
+    @property
+    def block_idx(self) -> int: ...
+    @property
+    def split_idx(self) -> int: ...
+    @property
+    def text(self) -> str: ...
+
+
+@dataclass(frozen=True, slots=True)
+class GateResult:
+    """Which chunk ids may be published. `error` set ⇒ nothing is publishable."""
+
+    publishable: list[str]
+    held_back: list[str]
+    dirty_blocks: int = 0
+    rules: dict[str, int] | None = None  # findings per rule name (counts only, never values)
+    error: str | None = None
+
+
+def gate(rows: Iterable[GateRow], scanner: Scanner) -> GateResult:
+    """Split `rows` into publishable and held-back chunk ids.
+
+    Rows of one block (same session, turn and block index) must all be in `rows` for the block
+    to be judged whole; their order does not matter. Any exception from the scanner holds back
+    every row (`error` names the exception type only).
+    """
+    from funes.chunks import reassemble
+
+    blocks: dict[tuple[str, str, int], list[GateRow]] = {}
+    for row in rows:
+        blocks.setdefault((row.session_id, row.turn_id, row.block_idx), []).append(row)
+    publishable: list[str] = []
+    held: list[str] = []
+    rules: dict[str, int] = {}
+    dirty = 0
+    try:
+        for pieces in blocks.values():
+            pieces.sort(key=lambda r: r.split_idx)
+            findings = scanner.scan(reassemble([r.text for r in pieces]))
+            if findings:
+                dirty += 1
+                held.extend(r.id for r in pieces)
+                for f in findings:
+                    rules[f.rule] = rules.get(f.rule, 0) + 1
+            else:
+                publishable.extend(r.id for r in pieces)
+    except Exception as exc:  # fail closed: a broken scanner publishes nothing
+        every = [r.id for pieces in blocks.values() for r in pieces]
+        return GateResult([], every, dirty, rules, error=type(exc).__name__)
+    return GateResult(publishable, held, dirty, rules)

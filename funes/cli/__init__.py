@@ -16,6 +16,7 @@ import click
 from funes import __version__
 from funes.cli.common import pass_runtime
 from funes.cli.index import index
+from funes.cli.push import push
 from funes.cli.read import get, recall, status
 from funes.errors import FunesError
 
@@ -43,6 +44,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 for command in (index, recall, get, status):
     cli.add_command(command)
+cli.add_command(push)
 
 from funes.cli.agents import add, remove  # noqa: E402
 from funes.cli.spool import spool  # noqa: E402

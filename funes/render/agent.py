@@ -82,6 +82,11 @@ def status(report: StatusReport) -> str:
             f"agent {a.agent}: hook {hook}, last fired {a.last_fired or 'never'}, "
             f"waiting {a.waiting}, failed {a.failed}, mcp {mcp}"
         )
+    for push in report.pushes:
+        lines.append(
+            f"pushed to {push.remote}: {push.published} chunks as of commit {push.commit[:12]} "
+            f"({push.checked_at}); {push.pending_chunks} chunks in {push.pending_sessions} sessions not pushed"
+        )
     for item in report.attention:
         lines.append(f"attention: {item}")
     for step in report.next_steps:

@@ -43,6 +43,11 @@ def status(report: StatusReport) -> Group:
         fired = a.last_fired.replace("T", " ")[:16] if a.last_fired else "never"
         hook = "hook ✓" if a.hook_installed else "hook ✗"
         table.add_row(f"agent {a.agent}", f"{hook} · last fired {fired} · {a.waiting} waiting · {a.failed} failed")
+    for push in report.pushes:
+        table.add_row(
+            f"pushed {push.remote}",
+            f"{push.published:,} chunks · {push.pending_chunks:,} not pushed ({push.pending_sessions} sessions)",
+        )
     parts: list[object] = [table]
     for item in report.attention:
         parts.append(Text(f"⚠ {item}", style="yellow"))
