@@ -14,8 +14,10 @@ import traceback
 import click
 
 from funes import __version__
+from funes.cli.ask import ask
 from funes.cli.common import pass_runtime
 from funes.cli.index import index
+from funes.cli.mcp import mcp
 from funes.cli.read import get, recall, status
 from funes.errors import FunesError
 
@@ -43,6 +45,8 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 for command in (index, recall, get, status):
     cli.add_command(command)
+cli.add_command(mcp)
+cli.add_command(ask)
 
 
 def main(argv: list[str] | None = None) -> None:
