@@ -30,6 +30,7 @@ from funes.errors import FunesError, UsageError
 from funes.settings import RECALL
 
 if TYPE_CHECKING:
+    from funes.commands.memory import MemoryRef
     from funes.commands.runtime import Runtime
 
 log = logging.getLogger("funes.mcp")
@@ -124,8 +125,14 @@ TOOLS: dict[str, dict[str, Any]] = {
         "inputSchema": {
             "type": "object",
             "properties": {
-                "session_id": {"type": "string", "description": "The session id from a recall hit's `→ get` line."},
-                "turn_uuid": {"type": "string", "description": "The turn id from a recall hit's `→ get` line."},
+                "session_id": {
+                    "type": "string",
+                    "description": "The session id from a recall hit's `→ get` line.",
+                },
+                "turn_uuid": {
+                    "type": "string",
+                    "description": "The turn id from a recall hit's `→ get` line.",
+                },
                 "window": {
                     "type": "integer",
                     "minimum": 0,
@@ -193,7 +200,7 @@ class Tools:
             log.info("tool %s failed: %s", name, type(exc).__name__)
             return ToolReply(error_text(exc), is_error=True)
 
-    def _memory(self, args: Mapping[str, Any]) -> Any:
+    def _memory(self, args: Mapping[str, Any]) -> MemoryRef:
         from funes.commands.memory import parse_memory
 
         value = _opt_str(args, "memory")
@@ -212,7 +219,8 @@ class Tools:
             bt = BlockType(block_type.strip().lower()) if block_type else None
         except ValueError:
             raise UsageError(
-                f"unknown block_type {block_type!r}", hint="use text, thinking, tool_use or tool_result"
+                f"unknown block_type {block_type!r}",
+                hint="use text, thinking, tool_use or tool_result",
             ) from None
         try:
             h = Harness.parse(harness) if harness else None
@@ -356,6 +364,8 @@ def _call_quietly(tools: Tools, name: str, arguments: Mapping[str, Any] | None) 
     with contextlib.redirect_stdout(sys.stderr):
         try:
             return tools.call(name, arguments)
-        except Exception as exc:  # noqa: BLE001 - the adapter's last line of defence
+        except Exception as exc:  # the adapter's last line of defence
             log.exception("tool %s crashed", name)
-            return ToolReply(f"funes: internal error in {name}: {type(exc).__name__}: {exc}", is_error=True)
+            return ToolReply(
+                f"funes: internal error in {name}: {type(exc).__name__}: {exc}", is_error=True
+            )

@@ -18,7 +18,11 @@ CWD = "/home/dev/projects/ledger"
 
 # (role, kind, payload): kind "text" for prose, "tool_use" (name, input), "tool_result" (text)
 DEFAULT_TURNS: list[tuple[str, str, Any]] = [
-    ("user", "text", "The nightly import keeps failing with 'database is locked'. What is going on?"),
+    (
+        "user",
+        "text",
+        "The nightly import keeps failing with 'database is locked'. What is going on?",
+    ),
     (
         "assistant",
         "text",
@@ -84,14 +88,26 @@ def write_claude_session(
         }
         if role == "user":
             if kind == "tool_result":
-                content: Any = [{"tool_use_id": tool_use_id, "type": "tool_result", "content": payload, "is_error": False}]
+                content: Any = [
+                    {
+                        "tool_use_id": tool_use_id,
+                        "type": "tool_result",
+                        "content": payload,
+                        "is_error": False,
+                    }
+                ]
             else:
                 content = payload
             record = {**base, "type": "user", "message": {"role": "user", "content": content}}
         else:
             if kind == "tool_use":
                 name, tool_input = payload
-                block: dict[str, Any] = {"type": "tool_use", "id": tool_use_id, "name": name, "input": tool_input}
+                block: dict[str, Any] = {
+                    "type": "tool_use",
+                    "id": tool_use_id,
+                    "name": name,
+                    "input": tool_input,
+                }
             else:
                 block = {"type": "text", "text": payload}
             record = {

@@ -30,7 +30,9 @@ from funes.retrieval import Hit, RecallResult
 from funes.store import StoredChunk
 
 
-def chunk(n: int, text: str, *, role: str = "assistant", block_type: str = "text", seq: int | None = None) -> StoredChunk:
+def chunk(
+    n: int, text: str, *, role: str = "assistant", block_type: str = "text", seq: int | None = None
+) -> StoredChunk:
     return StoredChunk(
         rowid=n,
         id=f"chunk-{n}",
@@ -65,22 +67,42 @@ def outcome(*hits: Hit, memory: str = "local") -> RecallOutcome:
 
 
 def test_the_prompt_carries_the_question_every_passage_with_its_ids_and_the_citation_rule() -> None:
-    first = Hit(chunk(1, "We chose WAL mode because readers blocked the importer."), 0.91, (chunk(2, "ok " * 200, role="user", seq=2),))
-    second = Hit(chunk(3, "Postgres was rejected: the ledger must stay one local file.", block_type="tool_result"), 0.42)
-    prompt, passages = build_prompt("  Why WAL?  ", outcome(first, second, memory="hf://datasets/acme/mem"))
+    first = Hit(
+        chunk(1, "We chose WAL mode because readers blocked the importer."),
+        0.91,
+        (chunk(2, "ok " * 200, role="user", seq=2),),
+    )
+    second = Hit(
+        chunk(
+            3,
+            "Postgres was rejected: the ledger must stay one local file.",
+            block_type="tool_result",
+        ),
+        0.42,
+    )
+    prompt, passages = build_prompt(
+        "  Why WAL?  ", outcome(first, second, memory="hf://datasets/acme/mem")
+    )
 
     assert passages == 2
     assert prompt.count("Question: Why WAL?\n") == 2
-    assert "cite where it comes from right after it, as (session <session_id>, turn <turn_id>)" in prompt
+    assert (
+        "cite where it comes from right after it, as (session <session_id>, turn <turn_id>)"
+        in prompt
+    )
     assert "not verified facts" in prompt and "fall short" in prompt
     assert "You have no tools" in prompt
     assert "from memory hf://datasets/acme/mem" in prompt
     one = prompt.index(f"[passage 1] session {first.chunk.session_id} turn {first.chunk.turn_id}")
     two = prompt.index(f"[passage 2] session {second.chunk.session_id} turn {second.chunk.turn_id}")
     assert one < prompt.index("We chose WAL mode") < two < prompt.index("Postgres was rejected")
-    assert "(2026-11-02T10:00:00.000Z, claude_code in ledger, assistant text, score 0.910)" in prompt
+    assert (
+        "(2026-11-02T10:00:00.000Z, claude_code in ledger, assistant text, score 0.910)" in prompt
+    )
     assert "assistant tool_result Bash, score 0.420" in prompt
-    context = next(line for line in prompt.splitlines() if line.startswith("  (context, user text seq2: "))
+    context = next(
+        line for line in prompt.splitlines() if line.startswith("  (context, user text seq2: ")
+    )
     assert len(context) < 360  # neighbors are previews, not whole chunks
     assert not prompt.startswith(("<", "-"))  # neither a wrapper the agents strip nor a flag
 
@@ -118,7 +140,9 @@ def test_claude_runs_print_mode_without_tools_mcp_hooks_or_a_saved_session() -> 
 
 
 def test_codex_runs_an_ephemeral_read_only_exec_with_every_configured_mcp_server_disabled() -> None:
-    argv = agent_argv(AskAgent.CODEX, "/opt/bin/codex", "-PROMPT", codex_mcp_servers=["funes", "ping"])
+    argv = agent_argv(
+        AskAgent.CODEX, "/opt/bin/codex", "-PROMPT", codex_mcp_servers=["funes", "ping"]
+    )
 
     assert argv[:2] == ["/opt/bin/codex", "exec"]
     assert argv[-2:] == ["--", "-PROMPT"]  # after `--`, even a prompt that looks like a flag
@@ -136,7 +160,9 @@ def test_codex_runs_an_ephemeral_read_only_exec_with_every_configured_mcp_server
     ]
 
 
-def test_codex_mcp_server_names_come_from_its_config_and_a_bad_config_yields_none(tmp_path: Path) -> None:
+def test_codex_mcp_server_names_come_from_its_config_and_a_bad_config_yields_none(
+    tmp_path: Path,
+) -> None:
     config = tmp_path / "config.toml"
     config.write_text(
         'model = "m"\n[mcp_servers.funes]\ncommand = "python3"\n[mcp_servers.ping]\ncommand = "x"\n'
@@ -190,7 +216,9 @@ def ask(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_ask_prints_the_agents_answer_after_running_it_once_in_an_empty_directory(spy, tmp_path) -> None:
+def test_ask_prints_the_agents_answer_after_running_it_once_in_an_empty_directory(
+    spy, tmp_path
+) -> None:
     written = write_claude_session(tmp_path / "transcripts" / "projects")
     assert index_into_local_memory(written.path) > 0
     stand_in(spy["bin"], "claude")
@@ -285,7 +313,10 @@ def index_lexical_only(path: Path) -> None:
     store = Store.open(rt.paths.memory_db, lock_path=rt.paths.lock_file)
     try:
         with store.writing():
-            report = index(sources_for_path(path, None), IndexJob(store=store, embedder=None, scanner=default_scanner()))
+            report = index(
+                sources_for_path(path, None),
+                IndexJob(store=store, embedder=None, scanner=default_scanner()),
+            )
         assert report.chunks_written > 0
     finally:
         store.close()

@@ -26,7 +26,10 @@ CLAUDE_INIT = {
 }
 CODEX_INIT = {
     "protocolVersion": "2025-06-18",
-    "capabilities": {"experimental": {"codex/auth-change": {}}, "elicitation": {"form": {}, "url": {}}},
+    "capabilities": {
+        "experimental": {"codex/auth-change": {}},
+        "elicitation": {"form": {}, "url": {}},
+    },
     "clientInfo": {"name": "codex-mcp-client", "title": "Codex", "version": "0.171.0"},
 }
 # CPU seconds funes itself may add on top of the SDK's own start-up (interpreter + `import mcp`,
@@ -63,7 +66,9 @@ class McpProcess:
         self.proc.stdin.write((json.dumps(message) + "\n").encode())
         self.proc.stdin.flush()
 
-    def request(self, method: str, params: dict[str, Any] | None = None, timeout_s: float = 120.0) -> dict[str, Any]:
+    def request(
+        self, method: str, params: dict[str, Any] | None = None, timeout_s: float = 120.0
+    ) -> dict[str, Any]:
         """Send a request and return its response; notifications seen meanwhile are kept in `lines`."""
         self._next_id += 1
         rid = self._next_id
@@ -76,7 +81,9 @@ class McpProcess:
         while time.monotonic() < deadline:
             line = self.proc.stdout.readline()
             if not line:
-                raise AssertionError(f"server closed stdout; stderr:\n{self.stderr.decode(errors='replace')}")
+                raise AssertionError(
+                    f"server closed stdout; stderr:\n{self.stderr.decode(errors='replace')}"
+                )
             self.lines.append(line)
             frame = json.loads(line)
             if frame.get("id") == rid and "method" not in frame:
@@ -88,7 +95,9 @@ class McpProcess:
         self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         return response
 
-    def call(self, name: str, arguments: dict[str, Any], meta: dict[str, Any] | None = None) -> dict[str, Any]:
+    def call(
+        self, name: str, arguments: dict[str, Any], meta: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         params: dict[str, Any] = {"name": name, "arguments": arguments}
         if meta:
             params["_meta"] = meta
@@ -161,7 +170,12 @@ def text_of(result: dict[str, Any]) -> str:
 
 def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "funes", *args], capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL, timeout=300
+        [sys.executable, "-m", "funes", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        timeout=300,
     )
 
 
@@ -183,7 +197,9 @@ def sdk_import_cpu_seconds() -> float:
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 @pytest.mark.parametrize("client_init", [CLAUDE_INIT, CODEX_INIT], ids=["claude-code", "codex"])
-def test_initialize_and_tools_list_answer_fast_without_loading_any_model(server, client_init) -> None:
+def test_initialize_and_tools_list_answer_fast_without_loading_any_model(
+    server, client_init
+) -> None:
     floor_cpu_s = sdk_import_cpu_seconds()
     mcp = server()
     init = mcp.initialize(client_init)
@@ -207,10 +223,19 @@ def test_initialize_and_tools_list_answer_fast_without_loading_any_model(server,
 
     tools = {t["name"]: t for t in listed["result"]["tools"]}
     assert set(tools) == {"recall", "get", "status"}
-    recall, get, status = tools["recall"]["inputSchema"], tools["get"]["inputSchema"], tools["status"]["inputSchema"]
+    recall, get, status = (
+        tools["recall"]["inputSchema"],
+        tools["get"]["inputSchema"],
+        tools["status"]["inputSchema"],
+    )
     assert set(recall["properties"]) == {"query", "k", "block_type", "harness", "memory"}
     assert recall["required"] == ["query"]
-    assert recall["properties"]["block_type"]["enum"] == ["text", "thinking", "tool_use", "tool_result"]
+    assert recall["properties"]["block_type"]["enum"] == [
+        "text",
+        "thinking",
+        "tool_use",
+        "tool_result",
+    ]
     assert set(get["properties"]) == {"session_id", "turn_uuid", "window", "memory"}
     assert get["required"] == ["session_id", "turn_uuid"]
     assert set(status["properties"]) == {"memory"}
@@ -220,16 +245,21 @@ def test_initialize_and_tools_list_answer_fast_without_loading_any_model(server,
     assert_pure_protocol(mcp.lines)
 
 
-def test_recall_and_get_return_exactly_what_the_cli_prints(server, indexed_memory, funes_env) -> None:
+def test_recall_and_get_return_exactly_what_the_cli_prints(
+    server, indexed_memory, funes_env
+) -> None:
     mcp = server()
     mcp.initialize()
     # Claude Code sends a progressToken and its tool-use id in _meta.
     meta = {"claudecode/toolUseId": "toolu_fake_000000000001", "progressToken": 2}
-    recalled = mcp.call("recall", {"query": "why did we not move the ledger to postgres", "k": 3}, meta)
+    recalled = mcp.call(
+        "recall", {"query": "why did we not move the ledger to postgres", "k": 3}, meta
+    )
     assert recalled["isError"] is False
     text = text_of(recalled)
     cli_recall = cli(funes_env, "recall", "why did we not move the ledger to postgres", "-k", "3")
     assert cli_recall.returncode == 0, cli_recall.stderr
+
     # Scores carry a recency factor computed at call time: compare everything but their digits.
     def unscored(s: str) -> str:
         return re.sub(r"score=\d+\.\d{3}", "score=_", s)
@@ -244,16 +274,33 @@ def test_recall_and_get_return_exactly_what_the_cli_prints(server, indexed_memor
         if frame.get("method") == "notifications/progress":
             assert frame["params"]["progressToken"] == 2 and "loading" in frame["params"]["message"]
 
-    got = mcp.call("get", {"session_id": session_id, "turn_uuid": turn_id, "window": 1, "memory": memory})
+    got = mcp.call(
+        "get", {"session_id": session_id, "turn_uuid": turn_id, "window": 1, "memory": memory}
+    )
     assert got["isError"] is False
-    cli_get = cli(funes_env, "get", session_id, turn_id, "--window", "1", "--memory", memory, "--format", "agent")
+    cli_get = cli(
+        funes_env,
+        "get",
+        session_id,
+        turn_id,
+        "--window",
+        "1",
+        "--memory",
+        memory,
+        "--format",
+        "agent",
+    )
     assert cli_get.returncode == 0, cli_get.stderr
     assert text_of(got) == cli_get.stdout
     assert f"turn={turn_id}" in text_of(got)
 
-    filtered = mcp.call("recall", {"query": "busy_timeout", "block_type": "tool_result", "harness": "claude"})
+    filtered = mcp.call(
+        "recall", {"query": "busy_timeout", "block_type": "tool_result", "harness": "claude"}
+    )
     assert all(
-        line.split()[3] == "tool_result" for line in text_of(filtered).splitlines() if line.startswith("[2026")
+        line.split()[3] == "tool_result"
+        for line in text_of(filtered).splitlines()
+        if line.startswith("[2026")
     )
     assert "src/db.py:14" in text_of(filtered)
     assert mcp.children() == []
@@ -261,7 +308,9 @@ def test_recall_and_get_return_exactly_what_the_cli_prints(server, indexed_memor
     assert_pure_protocol(mcp.lines)
 
 
-def test_status_matches_the_cli_and_a_positional_memory_binds_the_default(server, indexed_memory, funes_env, tmp_path) -> None:
+def test_status_matches_the_cli_and_a_positional_memory_binds_the_default(
+    server, indexed_memory, funes_env, tmp_path
+) -> None:
     mcp = server()
     mcp.initialize()
     status = text_of(mcp.call("status", {}))
@@ -306,13 +355,23 @@ def test_bad_calls_come_back_as_tool_errors_and_the_server_keeps_serving(server,
     assert_pure_protocol(mcp.lines)
 
 
-def test_a_cold_model_cache_fails_the_first_recall_not_the_handshake(server, indexed_memory, funes_env, tmp_path) -> None:
+def test_a_cold_model_cache_fails_the_first_recall_not_the_handshake(
+    server, indexed_memory, funes_env, tmp_path
+) -> None:
     # A memory stamped with the offline MiniLM, read with an embedder whose weights are not
     # cached and cannot be downloaded (HF_HUB_OFFLINE=1): the handshake must not notice.
-    env = {**funes_env, "FUNES_EMBEDDER": "bge-small-en-v1.5", "HF_HOME": str(tmp_path / "empty-hf")}
+    env = {
+        **funes_env,
+        "FUNES_EMBEDDER": "bge-small-en-v1.5",
+        "HF_HOME": str(tmp_path / "empty-hf"),
+    }
     mcp = server(env=env)
     mcp.initialize()
-    assert {t["name"] for t in mcp.request("tools/list")["result"]["tools"]} == {"recall", "get", "status"}
+    assert {t["name"] for t in mcp.request("tools/list")["result"]["tools"]} == {
+        "recall",
+        "get",
+        "status",
+    }
     failed = mcp.call("recall", {"query": "ledger"})
     assert failed["isError"] is True and text_of(failed).startswith("funes: ")
     assert mcp.call("status", {})["isError"] is False
@@ -321,7 +380,9 @@ def test_a_cold_model_cache_fails_the_first_recall_not_the_handshake(server, ind
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
-def test_the_server_exits_when_stdin_closes_and_leaves_no_process_behind(server, indexed_memory) -> None:
+def test_the_server_exits_when_stdin_closes_and_leaves_no_process_behind(
+    server, indexed_memory
+) -> None:
     mcp = server()
     mcp.initialize()
     assert mcp.call("recall", {"query": "database is locked", "k": 1})["isError"] is False

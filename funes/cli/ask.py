@@ -15,11 +15,27 @@ from funes.settings import RECALL
 @click.command()
 @click.argument("agent", type=click.Choice([a.value for a in AskAgent]))
 @click.argument("question", nargs=-1, required=True)
-@click.option("-k", "k", type=click.IntRange(min=1, max=50), default=RECALL.k, show_default=True, help="Passages recalled into the prompt.")
-@click.option("--timeout", "timeout_s", type=click.FloatRange(min=1), default=DEFAULT_TIMEOUT_S, show_default=True, help="Seconds to wait for the agent's answer.")
+@click.option(
+    "-k",
+    "k",
+    type=click.IntRange(min=1, max=50),
+    default=RECALL.k,
+    show_default=True,
+    help="Passages recalled into the prompt.",
+)
+@click.option(
+    "--timeout",
+    "timeout_s",
+    type=click.FloatRange(min=1),
+    default=DEFAULT_TIMEOUT_S,
+    show_default=True,
+    help="Seconds to wait for the agent's answer.",
+)
 @memory_option
 @pass_runtime
-def ask(rt: Runtime, agent: str, question: tuple[str, ...], k: int, timeout_s: float, memory: str | None) -> None:
+def ask(
+    rt: Runtime, agent: str, question: tuple[str, ...], k: int, timeout_s: float, memory: str | None
+) -> None:
     """Ask claude or codex a question answered from recalled passages, citing sessions.
 
     funes recalls in-process and runs the agent once, non-interactively, with the passages in

@@ -97,7 +97,9 @@ def find_agent(agent: AskAgent, which: Which = shutil.which) -> str:
     return program
 
 
-def plan_ask(rt: Runtime, memory: MemoryRef, request: AskRequest, *, which: Which = shutil.which) -> AskPlan:
+def plan_ask(
+    rt: Runtime, memory: MemoryRef, request: AskRequest, *, which: Which = shutil.which
+) -> AskPlan:
     """Decide everything `ask` will run, without spawning anything.
 
     Raises AgentError (CLI missing), the memory's errors from recall (NoIndex, StoreError,
@@ -111,9 +113,13 @@ def plan_ask(rt: Runtime, memory: MemoryRef, request: AskRequest, *, which: Whic
             hint="rephrase it with words the sessions would contain, or check `funes status`",
         )
     prompt, passages = build_prompt(request.question, outcome)
-    mcp_servers = codex_mcp_servers(rt.homes.codex / "config.toml") if request.agent is AskAgent.CODEX else []
+    mcp_servers = (
+        codex_mcp_servers(rt.homes.codex / "config.toml") if request.agent is AskAgent.CODEX else []
+    )
     argv = agent_argv(request.agent, program, prompt, codex_mcp_servers=mcp_servers)
-    return AskPlan(request.agent, program, prompt, argv, passages, outcome.memory, list(outcome.result.notes))
+    return AskPlan(
+        request.agent, program, prompt, argv, passages, outcome.memory, list(outcome.result.notes)
+    )
 
 
 def run_ask(plan: AskPlan, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> AskAnswer:
@@ -138,14 +144,16 @@ def run_ask(plan: AskPlan, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> AskAnswer
             )
         except subprocess.TimeoutExpired:
             raise AgentError(
-                f"{plan.agent.value} did not answer within {timeout_s:.0f} s", hint="try again, or ask a narrower question"
+                f"{plan.agent.value} did not answer within {timeout_s:.0f} s",
+                hint="try again, or ask a narrower question",
             ) from None
         except OSError as exc:
             raise AgentError(f"could not start {plan.program}: {exc.strerror or exc}") from None
     if done.returncode != 0:
         tail = "\n".join(done.stderr.strip().splitlines()[-STDERR_TAIL_LINES:])
         raise AgentError(
-            f"{plan.agent.value} exited with status {done.returncode}" + (f":\n{tail}" if tail else ""),
+            f"{plan.agent.value} exited with status {done.returncode}"
+            + (f":\n{tail}" if tail else ""),
             hint=f"run `{plan.agent.value}` by hand to check it is logged in and working",
         )
     return AskAnswer(done.stdout, plan)

@@ -35,7 +35,9 @@ AGENT_TIMEOUT_S = 600
 def agent_bin(name: str) -> Path:
     program = AGENTS_DIR / name / "node_modules" / ".bin" / name
     if not os.access(program, os.X_OK):
-        pytest.skip(f"{name} CLI not installed at {program} (set AGENTS_DIR or install it as shared/agent-e2e/README.md says)")
+        pytest.skip(
+            f"{name} CLI not installed at {program} (set AGENTS_DIR or install it as shared/agent-e2e/README.md says)"
+        )
     return program
 
 
@@ -120,7 +122,11 @@ def assert_nothing_new_to_index(env: dict[str, str]) -> None:
 
 
 def test_ask_claude_answers_from_recalled_passages_with_no_tools_mcp_hooks_or_saved_session(
-    tmp_path: Path, fakellm: dict[str, Any], memory: dict[str, Any], funes_env: dict[str, str], isolated_env: Path
+    tmp_path: Path,
+    fakellm: dict[str, Any],
+    memory: dict[str, Any],
+    funes_env: dict[str, str],
+    isolated_env: Path,
 ) -> None:
     claude = agent_bin("claude")
     home = isolated_env
@@ -132,8 +138,20 @@ def test_ask_claude_answers_from_recalled_passages_with_no_tools_mcp_hooks_or_sa
         json.dumps(
             {
                 "hooks": {
-                    event: [{"matcher": "*", "hooks": [{"type": "command", "command": f"{hook} {event}"}]}]
-                    for event in ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SessionEnd")
+                    event: [
+                        {
+                            "matcher": "*",
+                            "hooks": [{"type": "command", "command": f"{hook} {event}"}],
+                        }
+                    ]
+                    for event in (
+                        "SessionStart",
+                        "UserPromptSubmit",
+                        "PreToolUse",
+                        "PostToolUse",
+                        "Stop",
+                        "SessionEnd",
+                    )
                 }
             }
         )
@@ -155,7 +173,7 @@ def test_ask_claude_answers_from_recalled_passages_with_no_tools_mcp_hooks_or_sa
     env = {
         **base_env(home, claude, funes_env),
         "ANTHROPIC_BASE_URL": fakellm["url"],
-        "ANTHROPIC_API_KEY": "sk-ant-fake",
+        "ANTHROPIC_API_KEY": "sk-ant-fake",  # pragma: allowlist secret
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
         "DISABLE_AUTOUPDATER": "1",
         "DISABLE_TELEMETRY": "1",
@@ -167,7 +185,9 @@ def test_ask_claude_answers_from_recalled_passages_with_no_tools_mcp_hooks_or_sa
     done = funes(env, "ask", "claude", QUESTION, "--timeout", str(AGENT_TIMEOUT_S))
 
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("FAKE_REPLY: Answer the question below using only the passages"), done.stdout
+    assert done.stdout.startswith(
+        "FAKE_REPLY: Answer the question below using only the passages"
+    ), done.stdout
     calls = requests_to(fakellm["log"], "/v1/messages")
     assert len(calls) == 1  # one turn, no tool round trips
     body = calls[0]["body"]
@@ -187,7 +207,11 @@ def test_ask_claude_answers_from_recalled_passages_with_no_tools_mcp_hooks_or_sa
 
 
 def test_ask_codex_answers_from_recalled_passages_with_no_tools_mcp_notify_or_saved_session(
-    tmp_path: Path, fakellm: dict[str, Any], memory: dict[str, Any], funes_env: dict[str, str], isolated_env: Path
+    tmp_path: Path,
+    fakellm: dict[str, Any],
+    memory: dict[str, Any],
+    funes_env: dict[str, str],
+    isolated_env: Path,
 ) -> None:
     codex = agent_bin("codex")
     home = isolated_env
@@ -219,12 +243,17 @@ args = ["{HERE / "mcp_ping_stdlib.py"}"]
 env = {{ MCPLOG = "{probes / "mcp.jsonl"}" }}
 """
     )
-    env = {**base_env(home, codex, funes_env), "FAKELLM_API_KEY": "sk-fake-000"}
+    env = {
+        **base_env(home, codex, funes_env),
+        "FAKELLM_API_KEY": "sk-fake-000",
+    }  # pragma: allowlist secret
 
     done = funes(env, "ask", "codex", QUESTION, "--timeout", str(AGENT_TIMEOUT_S))
 
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("FAKE_REPLY: Answer the question below using only the passages"), done.stdout
+    assert done.stdout.startswith(
+        "FAKE_REPLY: Answer the question below using only the passages"
+    ), done.stdout
     calls = requests_to(fakellm["log"], "/v1/responses")
     assert len(calls) == 1
     body = calls[0]["body"]
