@@ -1,18 +1,8 @@
-"""`funes mcp [memory]`: the stdio MCP server (tools `recall`, `get`, `status`).
+"""The MCP tools `recall`, `get`, `status`: names, descriptions, input schemas and execution.
 
-Each tool returns the agent-format string the CLI prints (funes.render.agent), verbatim, as one
-text content block. A FunesError (bad memory, no index, model unavailable, …) comes back as a
-tool error (`isError: true`) carrying the message and its hint; the server keeps serving.
-
-Start-up cost is the interpreter plus the `mcp` SDK: funes' commands, the store and the models
-are imported by the first tool call that needs them, so `initialize` and `tools/list` never
-wait on onnxruntime or a model download. The embedding model loads on the first `recall`, which
-says so in a progress notification (when the client sent a progressToken) and on stderr.
-
-stdout carries protocol frames only: the SDK's stdio transport serves the wire from a private
-duplicate of fd 1 and points fd 1 at stderr while serving, and tool calls additionally run
-with `sys.stdout` redirected to stderr. Tool calls run one at a time in a worker thread (the
-event loop keeps answering pings meanwhile). The server exits when stdin closes.
+SDK-free and synchronous: `Tools.call(name, arguments)` returns the agent-format string the CLI
+prints (funes.render.agent), verbatim, or a tool error carrying a FunesError's message and hint.
+funes' commands are imported by the first call that needs them, never at server start-up.
 """
 
 from __future__ import annotations
@@ -20,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import sys
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -36,7 +25,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("funes.mcp")
 
 SERVER_NAME = "funes"
-SLOW_FIRST_CALL_S = 1.0  # a first recall still running after this long says it is loading models
+SERVER_TITLE = "funes memory"
+SERVER_VERSION = __version__
 INSTRUCTIONS = (
     "funes is the long-term memory of past coding-agent sessions (Claude Code, Codex, pi, Hermes). "
     "Before re-deriving something that may have been settled in an earlier session (a decision and "
@@ -156,6 +146,20 @@ TOOLS: dict[str, dict[str, Any]] = {
         },
     },
 }
+
+
+def tool_list() -> list[dict[str, Any]]:
+    """The `tools/list` entries, in their wire form (camelCase keys, as the SDK serialises them)."""
+    return [
+        {
+            "name": name,
+            "title": spec["title"],
+            "description": spec["description"],
+            "inputSchema": spec["inputSchema"],
+            "annotations": {"readOnlyHint": True, "openWorldHint": False},
+        }
+        for name, spec in TOOLS.items()
+    ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -280,85 +284,10 @@ def _opt_int(args: Mapping[str, Any], key: str, default: int, *, minimum: int) -
     return value
 
 
-def serve(memory: str | None = None, *, runtime: Runtime | None = None) -> None:
-    """Serve the tools over stdin/stdout until stdin closes. Blocks; returns normally at EOF."""
-    import anyio
+def call_quietly(tools: Tools, name: str, arguments: Mapping[str, Any] | None) -> ToolReply:
+    """`tools.call` with anything a library prints sent to stderr, never to the protocol stream.
 
-    anyio.run(_serve, memory, runtime)
-
-
-async def _serve(memory: str | None, runtime: Runtime | None) -> None:
-    import anyio
-    import anyio.to_thread
-    import mcp_types as types
-    from mcp.server.lowlevel import Server
-    from mcp.server.stdio import stdio_server
-
-    from funes.commands.runtime import Runtime
-
-    tools = Tools(runtime or Runtime.resolve(), memory)
-    one_at_a_time = anyio.CapacityLimiter(1)
-    warm = False
-
-    async def list_tools(ctx: Any, params: Any) -> Any:
-        return types.ListToolsResult(
-            tools=[
-                types.Tool(
-                    name=name,
-                    title=spec["title"],
-                    description=spec["description"],
-                    input_schema=spec["inputSchema"],
-                    annotations=types.ToolAnnotations(read_only_hint=True, open_world_hint=False),
-                )
-                for name, spec in TOOLS.items()
-            ]
-        )
-
-    async def announce_if_slow(ctx: Any) -> None:
-        await anyio.sleep(SLOW_FIRST_CALL_S)
-        note = "loading the embedding model (first recall of this server)…"
-        log.warning("%s", note)
-        with contextlib.suppress(Exception):  # progress is best effort (needs a progressToken)
-            await ctx.session.report_progress(0, None, note)
-
-    async def call_tool(ctx: Any, params: Any) -> Any:
-        nonlocal warm
-        name, arguments = params.name, params.arguments
-        cold = name == "recall" and not warm
-        started = time.perf_counter()
-        async with anyio.create_task_group() as tg:
-            if cold:
-                tg.start_soon(announce_if_slow, ctx)
-            reply = await anyio.to_thread.run_sync(
-                _call_quietly, tools, name, arguments, limiter=one_at_a_time
-            )
-            tg.cancel_scope.cancel()
-        elapsed = time.perf_counter() - started
-        if cold and not reply.is_error:
-            warm = True
-            log.info("first recall took %.1f s (models loaded)", elapsed)
-        else:
-            log.info("tool %s took %.2f s", name, elapsed)
-        return types.CallToolResult(
-            content=[types.TextContent(type="text", text=reply.text)], is_error=reply.is_error
-        )
-
-    server: Server[Any] = Server(
-        SERVER_NAME,
-        version=__version__,
-        title="funes memory",
-        instructions=INSTRUCTIONS,
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
-    )
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
-
-
-def _call_quietly(tools: Tools, name: str, arguments: Mapping[str, Any] | None) -> ToolReply:
-    """Run a tool with anything a library prints sent to stderr, never to the protocol stream.
-
-    A non-FunesError is a bug: it is logged with its traceback and returned as a tool error
+    A non-FunesError is a bug: it is logged with its traceback and returned as a tool error,
     so one bad call cannot take the server (and the agent's memory) down.
     """
     with contextlib.redirect_stdout(sys.stderr):
