@@ -34,6 +34,21 @@ CODEX_INIT = {
     },
     "clientInfo": {"name": "codex-mcp-client", "title": "Codex", "version": "0.171.0"},
 }
+# Claude Code 2.1.332 opens with this 2026-07-28 probe before falling back to `initialize`.
+CLAUDE_DISCOVER_PROBE = {
+    "_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {
+            "name": "claude-code",
+            "title": "Claude Code",
+            "version": "2.1.332",
+        },
+        "io.modelcontextprotocol/clientCapabilities": {
+            "roots": {"listChanged": True},
+            "elicitation": {"form": {}, "url": {}},
+        },
+    }
+}
 # How much later than a bare `import funes.cli` (the CLI the server is started through) the
 # answer to `initialize` may come. Relative, because shared machines swing wall times 3x; the
 # SDK import alone (1-2 s of CPU) or a model load would not fit in it.
@@ -424,6 +439,23 @@ def test_the_early_answers_mirror_the_pinned_sdk() -> None:
     assert HANDSHAKE_VERSIONS == HANDSHAKE_PROTOCOL_VERSIONS and OURS == LATEST_HANDSHAKE_VERSION
     sdk = types.ListToolsResult(tools=[types.Tool.model_validate(t) for t in tool_list()])
     assert sdk.model_dump(by_alias=True, mode="json", exclude_none=True)["tools"] == tool_list()
+
+
+def test_a_discover_probe_sent_first_is_declined_so_the_handshake_era_is_served(
+    server, indexed_memory
+) -> None:
+    # Unanswered, the probe would reach the SDK first and make it serve the 2026 era, and the
+    # `initialize` Claude Code falls back to after ~3 s would then be refused (seen with the
+    # real CLI on a slow machine).
+    mcp = server()
+    probe = mcp.request("server/discover", CLAUDE_DISCOVER_PROBE)
+    assert probe["error"]["code"] == -32601
+    init = mcp.initialize({**CLAUDE_INIT, "protocolVersion": "2025-11-25"})
+    assert init["result"]["protocolVersion"] == "2025-11-25"
+    recalled = mcp.call("recall", {"query": "postgres", "k": 1}, {"progressToken": 7})
+    assert recalled["isError"] is False and "Postgres" in text_of(recalled)
+    assert mcp.close() == 0
+    assert "differed from the SDK" not in mcp.stderr.decode()
 
 
 def test_malformed_input_before_the_sdk_loads_does_not_break_the_session(server) -> None:

@@ -5,7 +5,9 @@ revision), and agents do not always wait that long: Codex 0.171 `exec` sends its
 request about a second after starting its MCP servers and leaves out the tools of any server
 that has not answered by then. So the server claims stdin/stdout at once, answers
 `initialize`, `tools/list` and `ping` itself from static data while a thread imports the SDK,
-then hands the connection to the SDK: the `initialize` it already answered (and any
+then hands the connection to the SDK. (A `server/discover` probe of protocol 2026-07-28 that
+comes first is answered "Method not found", so the client falls back to the `initialize`
+handshake at once: see answer_early.) The `initialize` it already answered (and any
 `notifications/initialized`) is replayed into the SDK so the session is set up exactly as
 if the SDK had seen it first, the SDK's duplicate reply is dropped (after checking it matches
 what was sent), and every message not answered early follows in order. Everything else,
@@ -118,6 +120,15 @@ def answer_early(
             continue
         method, rid = message.get("method"), message.get("id")
         result: dict[str, Any] | None = None
+        if method == "server/discover" and rid is not None and phase.initialize_result is None:
+            # A 2026-07-28 client probes before `initialize`. Unanswered, Claude Code falls back to
+            # `initialize` after ~3 s, and the SDK, seeing the probe first, would then serve the
+            # modern era and refuse that `initialize`. "Method not found" is the spec's fallback
+            # signal: the client handshakes at once and the connection is handshake-era.
+            error = {"code": -32601, "message": "Method not found"}
+            wire.send(_frame({"jsonrpc": "2.0", "id": rid, "error": error}))
+            phase.answered += 1
+            continue
         if method == "initialize" and rid is not None and phase.initialize_result is None:
             result = initialize_result(message.get("params"), server_info, instructions)
             phase.initialize_id, phase.initialize_result = rid, result
@@ -129,14 +140,8 @@ def answer_early(
         else:
             phase.replay.append(item)
             continue
-        wire.send(
-            json.dumps(
-                {"jsonrpc": "2.0", "id": rid, "result": result}, separators=(",", ":")
-            ).encode()
-            + b"\n"
-        )
+        wire.send(_frame({"jsonrpc": "2.0", "id": rid, "result": result}))
         phase.answered += 1
-    # unreachable
 
 
 class LineSource:
@@ -188,6 +193,10 @@ class FrameSink:
 
     async def flush(self) -> None:
         return None
+
+
+def _frame(message: dict[str, Any]) -> bytes:
+    return json.dumps(message, separators=(",", ":")).encode() + b"\n"
 
 
 def _is_reply_to(text: str, rid: Any) -> bool:

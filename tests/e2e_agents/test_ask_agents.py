@@ -13,84 +13,41 @@ whenever they run). `ask` must use none of them, and leave no session behind for
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from claude_sessions import SESSION_ID, index_into_local_memory, write_claude_session
+from agent_support import (
+    AGENT_TIMEOUT_S,
+    FAKE_ANTHROPIC_KEY,
+    FAKE_OPENAI_KEY,
+    HERE,
+    agent_bin,
+    base_env,
+    fake_llm,
+    requests_to,
+    sample_memory,
+)
+from claude_sessions import SESSION_ID
 
 pytestmark = pytest.mark.agent_e2e
-
-HERE = Path(__file__).resolve().parent
-AGENTS_DIR = Path(os.environ.get("AGENTS_DIR") or "/var/cache/agent-e2e")
-QUESTION = "Why did we switch the ledger database to WAL instead of moving to Postgres?"
-AGENT_TIMEOUT_S = 600
-
-
-def agent_bin(name: str) -> Path:
-    program = AGENTS_DIR / name / "node_modules" / ".bin" / name
-    if not os.access(program, os.X_OK):
-        pytest.skip(
-            f"{name} CLI not installed at {program} (set AGENTS_DIR or install it as shared/agent-e2e/README.md says)"
-        )
-    return program
 
 
 @pytest.fixture
 def fakellm(tmp_path: Path) -> Iterator[dict[str, Any]]:
-    port_file = tmp_path / "fakellm.port"
-    log = tmp_path / "fakellm-requests.jsonl"
-    proc = subprocess.Popen(
-        [sys.executable, str(HERE / "fakellm.py"), "--port", "0", "--port-file", str(port_file)],
-        env={**os.environ, "FAKELLM_LOG": str(log)},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while not port_file.exists():
-            assert proc.poll() is None, "fakellm exited"
-            assert time.monotonic() < deadline, "fakellm did not start"
-            time.sleep(0.05)
-        yield {"url": f"http://127.0.0.1:{port_file.read_text().strip()}", "log": log}
-    finally:
-        proc.terminate()
-        proc.wait(10)
-
-
-def requests_to(log: Path, suffix: str) -> list[dict[str, Any]]:
-    if not log.exists():
-        return []
-    out = []
-    for line in log.read_text().splitlines():
-        record = json.loads(line)
-        if record["path"].split("?")[0].endswith(suffix):
-            out.append(record)
-    return out
+    with fake_llm(tmp_path) as llm:
+        yield llm
 
 
 @pytest.fixture
 def memory(tmp_path: Path) -> dict[str, Any]:
-    written = write_claude_session(tmp_path / "transcripts" / "projects")
-    assert index_into_local_memory(written.path) > 0
-    return {"turn_ids": written.turn_ids}
+    return sample_memory(tmp_path)
 
 
-def base_env(home: Path, program: Path, funes_env: dict[str, str]) -> dict[str, str]:
-    """`env -i`-style: only what funes and the agent need, as the recipe runs them."""
-    keep = ("FUNES_HOME", "FUNES_EMBEDDER", "FUNES_RERANKER", "HF_HUB_OFFLINE")
-    return {
-        "PATH": f"{program.parent}:/usr/local/bin:/usr/bin:/bin",
-        "HOME": str(home),
-        "TERM": "dumb",
-        "LANG": "C.UTF-8",
-        **{k: funes_env[k] for k in keep if k in funes_env},
-    }
+QUESTION = "Why did we switch the ledger database to WAL instead of moving to Postgres?"
 
 
 def funes(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -173,7 +130,7 @@ def test_ask_claude_answers_from_recalled_passages_with_no_tools_mcp_hooks_or_sa
     env = {
         **base_env(home, claude, funes_env),
         "ANTHROPIC_BASE_URL": fakellm["url"],
-        "ANTHROPIC_API_KEY": "sk-ant-fake",  # pragma: allowlist secret
+        "ANTHROPIC_API_KEY": FAKE_ANTHROPIC_KEY,
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
         "DISABLE_AUTOUPDATER": "1",
         "DISABLE_TELEMETRY": "1",
@@ -245,8 +202,8 @@ env = {{ MCPLOG = "{probes / "mcp.jsonl"}" }}
     )
     env = {
         **base_env(home, codex, funes_env),
-        "FAKELLM_API_KEY": "sk-fake-000",
-    }  # pragma: allowlist secret
+        "FAKELLM_API_KEY": FAKE_OPENAI_KEY,
+    }
 
     done = funes(env, "ask", "codex", QUESTION, "--timeout", str(AGENT_TIMEOUT_S))
 
