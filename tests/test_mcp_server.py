@@ -476,3 +476,31 @@ def test_closing_stdin_before_the_sdk_loads_exits_at_once(server) -> None:
     assert mcp.close(timeout_s=30) == 0
     with pytest.raises(ProcessLookupError):
         os.killpg(mcp.proc.pid, 0)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"query": "x", "k": 0}, "`k` must be between 1 and 50, got 0"),
+        ({"query": "x", "k": 51}, "`k` must be between 1 and 50, got 51"),
+        ({"query": "x", "k": True}, "`k` must be an integer, got True"),
+        ({"query": "   "}, "`query` is required"),
+        ({"query": 42}, "`query` must be a string, got int"),
+        ({"query": "x", "block_type": "image"}, "unknown block_type 'image'"),
+        ({"query": "x", "harness": "cursor"}, "unknown harness 'cursor'"),
+    ],
+)
+def test_recall_arguments_are_checked_before_the_memory_is_opened(arguments, message) -> None:
+    from funes.commands.runtime import Runtime
+    from funes.mcp_server import Tools
+
+    reply = Tools(Runtime.resolve()).call("recall", arguments)
+    assert reply.is_error and message in reply.text
+
+
+def test_numbers_sent_as_strings_are_accepted() -> None:
+    from funes.commands.runtime import Runtime
+    from funes.mcp_server import Tools
+
+    reply = Tools(Runtime.resolve()).call("recall", {"query": "x", "k": "3"})
+    assert reply.is_error and "no memory yet" in reply.text  # got past the arguments

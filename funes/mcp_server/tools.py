@@ -2,7 +2,8 @@
 
 SDK-free and synchronous: `Tools.call(name, arguments)` returns the agent-format string the CLI
 prints (funes.render.agent), verbatim, or a tool error carrying a FunesError's message and hint.
-funes' commands are imported by the first call that needs them, never at server start-up.
+funes' commands are imported off the start-up path (by the SDK loader thread, or the first
+call); models load on the first `recall`.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ log = logging.getLogger("funes.mcp")
 SERVER_NAME = "funes"
 SERVER_TITLE = "funes memory"
 SERVER_VERSION = __version__
+MAX_K = 50  # passages one recall may return
+MAX_WINDOW = 50  # turns `get` may show on each side
 INSTRUCTIONS = (
     "funes is the long-term memory of past coding-agent sessions (Claude Code, Codex, pi, Hermes). "
     "Before re-deriving something that may have been settled in an earlier session (a decision and "
@@ -89,7 +92,7 @@ TOOLS: dict[str, dict[str, Any]] = {
                 "k": {
                     "type": "integer",
                     "minimum": 1,
-                    "maximum": 50,
+                    "maximum": MAX_K,
                     "default": RECALL.k,
                     "description": f"How many passages to return (default {RECALL.k}).",
                 },
@@ -126,7 +129,7 @@ TOOLS: dict[str, dict[str, Any]] = {
                 "window": {
                     "type": "integer",
                     "minimum": 0,
-                    "maximum": 50,
+                    "maximum": MAX_WINDOW,
                     "default": 3,
                     "description": "Turns shown on each side of the named turn (default 3).",
                 },
@@ -216,7 +219,7 @@ class Tools:
         from funes.traces import BlockType, Harness
 
         query = _req_str(args, "query")
-        k = _opt_int(args, "k", RECALL.k, minimum=1)
+        k = _opt_int(args, "k", RECALL.k, minimum=1, maximum=MAX_K)
         block_type = _opt_str(args, "block_type")
         harness = _opt_str(args, "harness")
         try:
@@ -242,7 +245,7 @@ class Tools:
 
         session_id = _req_str(args, "session_id")
         turn_uuid = _req_str(args, "turn_uuid")
-        window = _opt_int(args, "window", 3, minimum=0)
+        window = _opt_int(args, "window", 3, minimum=0, maximum=MAX_WINDOW)
         outcome = run_get(self.rt, self._memory(args), session_id, turn_uuid, window=window)
         if not outcome.turns:
             return ToolReply(agent_render.not_found(outcome), is_error=True)
@@ -271,7 +274,7 @@ def _opt_str(args: Mapping[str, Any], key: str) -> str | None:
     return value
 
 
-def _opt_int(args: Mapping[str, Any], key: str, default: int, *, minimum: int) -> int:
+def _opt_int(args: Mapping[str, Any], key: str, default: int, *, minimum: int, maximum: int) -> int:
     value = args.get(key)
     if value is None:
         return default
@@ -279,8 +282,8 @@ def _opt_int(args: Mapping[str, Any], key: str, default: int, *, minimum: int) -
         value = int(value)  # some clients send numbers as strings
     if isinstance(value, bool) or not isinstance(value, int):
         raise UsageError(f"`{key}` must be an integer, got {value!r}")
-    if value < minimum:
-        raise UsageError(f"`{key}` must be at least {minimum}, got {value}")
+    if not minimum <= value <= maximum:
+        raise UsageError(f"`{key}` must be between {minimum} and {maximum}, got {value}")
     return value
 
 
