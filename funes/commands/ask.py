@@ -178,7 +178,6 @@ def agent_argv(
             "",
             "--settings",
             json.dumps({"disableAllHooks": True}),
-            "--disable-slash-commands",
         ]
     argv = [
         program,
