@@ -13,6 +13,7 @@ Endpoints (repo type `dataset` shown; `model`/`space` route the same way):
     POST /api/datasets/{ns}/{name}/preupload/{rev}       upload mode per file (regular | lfs)
     POST /api/datasets/{ns}/{name}/commit/{rev}          NDJSON commit; stale parentCommit → 412
     HEAD/GET /datasets/{ns}/{name}/resolve/{rev}/{path}  file bytes + X-Repo-Commit, ETag
+    HEAD/GET /{ns}/{name}/resolve/{rev}/{path}           the same for model repos (no type prefix)
     POST /datasets/{ns}/{name}.git/info/lfs/objects/batch   legacy LFS (with HF_HUB_DISABLE_XET=1)
     PUT  /_lfs/{sha256}                                  LFS object upload
 
@@ -50,6 +51,9 @@ ROUTES: list[tuple[str, re.Pattern[str], str]] = [
     ("GET", re.compile(rf"^/api/{_REPO}(?:/revision/(?P<rev>[^/]+))?$"), "info"),
     ("HEAD", re.compile(rf"^/{_REPO}/resolve/(?P<rev>[^/]+)/(?P<path>.+)$"), "resolve"),
     ("GET", re.compile(rf"^/{_REPO}/resolve/(?P<rev>[^/]+)/(?P<path>.+)$"), "resolve"),
+    # Model files resolve without a type prefix: /{ns}/{name}/resolve/{rev}/{path}.
+    ("HEAD", re.compile(r"^/(?P<ns>[^/]+)/(?P<name>[^/]+)/resolve/(?P<rev>[^/]+)/(?P<path>.+)$"), "resolve_model"),
+    ("GET", re.compile(r"^/(?P<ns>[^/]+)/(?P<name>[^/]+)/resolve/(?P<rev>[^/]+)/(?P<path>.+)$"), "resolve_model"),
     ("POST", re.compile(rf"^/{_REPO}\.git/info/lfs/objects/batch$"), "lfs_batch"),
     ("PUT", re.compile(r"^/_lfs/(?P<oid>[0-9a-f]{64})$"), "lfs_put"),
 ]
@@ -420,6 +424,9 @@ class Handler(BaseHTTPRequestHandler):
         if f.lfs:
             headers.update({"X-Linked-Etag": f'"{f.sha256}"', "X-Linked-Size": str(f.size)})
         self._send(200, self.server.state.blob(f.sha256), headers)
+
+    def do_resolve_model(self, ns: str, name: str, rev: str, path: str) -> None:
+        self.do_resolve("model", ns, name, rev, path)
 
     def do_lfs_batch(self, type: str, ns: str, name: str) -> None:
         if self._repo(type, ns, name, write=True) is None:
