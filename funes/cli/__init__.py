@@ -17,6 +17,7 @@ from funes import __version__
 from funes.cli.common import pass_runtime
 from funes.cli.index import index
 from funes.cli.read import get, recall, status
+from funes.cli.scrub import scrub
 from funes.errors import FunesError
 
 __all__ = ["cli", "main", "pass_runtime"]
@@ -43,6 +44,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 for command in (index, recall, get, status):
     cli.add_command(command)
+cli.add_command(scrub)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 
 from funes.commands.memory import MemoryKind, MemoryRef
 from funes.commands.runtime import Runtime
-from funes.errors import FunesError
+from funes.commands.scrub import gate_store
+from funes.errors import FunesError, SecretScanFailed
 from funes.store import Store, StoreStats
 from funes.traces import discover
 
@@ -29,6 +30,7 @@ class StatusReport:
     sources: list[SourceStatus] = field(default_factory=list)
     attention: list[str] = field(default_factory=list)
     next_steps: list[str] = field(default_factory=list)
+    push_held_back: int | None = None  # chunks the secrets gate would hold back; None: not scanned
 
 
 def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
@@ -56,6 +58,7 @@ def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
                 )
             if memory.kind is MemoryKind.LOCAL:
                 report.sources = _source_status(rt, store)
+            _secrets_status(store, report)
         finally:
             store.close()
     elif memory.kind is MemoryKind.LOCAL:
@@ -71,6 +74,21 @@ def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
     elif not report.next_steps:
         report.next_steps.append('funes recall "<what you want to remember>"')
     return report
+
+
+def _secrets_status(store: Store, report: StatusReport) -> None:
+    """How many chunks a push would hold back (the real gate, over the whole memory)."""
+    try:
+        result = gate_store(store)
+    except SecretScanFailed as exc:
+        report.attention.append(f"{exc.message}: a push would publish nothing")
+        return
+    report.push_held_back = len(result.held_back_ids)
+    if result.held_back_ids:
+        report.attention.append(
+            f"{len(result.held_back_ids)} chunks contain secrets and would be held back by a push"
+        )
+        report.next_steps.append("funes scrub  (redact them in place)")
 
 
 def _source_status(rt: Runtime, store: Store | None) -> list[SourceStatus]:

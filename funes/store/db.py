@@ -72,6 +72,8 @@ def connect(path: Path | str, *, readonly: bool = False) -> Connection:
     if not readonly:
         raw.execute("pragma journal_mode = wal")
         raw.execute("pragma synchronous = normal")
+        # Deleted or rewritten text (funes scrub) is zeroed, not left in free pages.
+        raw.execute("pragma secure_delete = on")
     vectors, error = _load_vec(raw)
     return Connection(raw, vectors, error, sqlite)
 
