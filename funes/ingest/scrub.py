@@ -54,7 +54,8 @@ def scrub(store: Store, scanner: Scanner, embedder: Embedder | None, *, only_out
     store.set_redaction_floor(scanner.version)
     if report.changed:
         store.purge_freed_text()
-    if report.chunks_rewritten and report.chunks_reembedded < report.chunks_rewritten and store.vectors_available:
+    vectors = store.vectors_available and store.model_id is not None
+    if report.chunks_rewritten and report.chunks_reembedded < report.chunks_rewritten and vectors:
         report.notes.append("rewritten chunks without an embedder lost their vectors; `funes index` re-embeds them")
     report.elapsed_s = time.monotonic() - started
     return report

@@ -45,8 +45,46 @@ class Scanner(Protocol):
     def scan(self, text: str) -> list[Finding]: ...
 
 
-def merge(spans: Sequence[tuple[str, int, int]]) -> list[Finding]:
-    """Sorted, non-overlapping findings: overlapping spans are joined (the longest rule wins)."""
+def _markers(text: str) -> list[tuple[int, int]]:
+    """Spans of `[REDACTED:<kind>]` markers already in `text`."""
+    out: list[tuple[int, int]] = []
+    i = text.find(MARKER_PREFIX)
+    while i >= 0:
+        j = text.find("]", i)
+        if j < 0:
+            break
+        out.append((i, j + 1))
+        i = text.find(MARKER_PREFIX, j)
+    return out
+
+
+def _outside_markers(spans: Sequence[tuple[str, int, int]], markers: list[tuple[int, int]]) -> list[tuple[str, int, int]]:
+    """`spans` minus the marker spans (a rule must not re-flag our own markers)."""
+    out: list[tuple[str, int, int]] = []
+    for rule, start, end in spans:
+        pieces = [(start, end)]
+        for m_start, m_end in markers:
+            nxt: list[tuple[int, int]] = []
+            for a, b in pieces:
+                if m_end <= a or m_start >= b:
+                    nxt.append((a, b))
+                    continue
+                if a < m_start:
+                    nxt.append((a, m_start))
+                if m_end < b:
+                    nxt.append((m_end, b))
+            pieces = nxt
+        out.extend((rule, a, b) for a, b in pieces if b > a)
+    return out
+
+
+def merge(spans: Sequence[tuple[str, int, int]], text: str | None = None) -> list[Finding]:
+    """Sorted, non-overlapping findings: overlapping spans are joined (the longest rule wins).
+
+    With `text`, parts of spans that fall on an existing `[REDACTED:…]` marker are dropped.
+    """
+    if text is not None and MARKER_PREFIX in text:
+        spans = _outside_markers(spans, _markers(text))
     ordered = sorted(spans, key=lambda s: (s[1], -(s[2] - s[1])))
     out: list[Finding] = []
     for rule, start, end in ordered:
@@ -68,7 +106,7 @@ class RuleScanner:
         self.rules = rules
 
     def scan(self, text: str) -> list[Finding]:
-        return merge(scan_rules(text, self.rules)) if text else []
+        return merge(scan_rules(text, self.rules), text) if text else []
 
 
 class DetectSecretsScanner:
@@ -82,7 +120,7 @@ class DetectSecretsScanner:
     def scan(self, text: str) -> list[Finding]:
         from funes.redact.detect import scan_detect_secrets
 
-        return merge(scan_detect_secrets(text)) if text else []
+        return merge(scan_detect_secrets(text), text) if text else []
 
 
 class UnionScanner:
@@ -101,7 +139,7 @@ class UnionScanner:
         spans: list[tuple[str, int, int]] = []
         for engine in self.engines:
             spans.extend((f.rule, f.start, f.end) for f in engine.scan(text))
-        return merge(spans)
+        return merge(spans, text)
 
 
 def _apply(text: str, findings: Sequence[Finding]) -> str:

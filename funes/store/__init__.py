@@ -397,7 +397,9 @@ class Store:
     def purge_freed_text(self) -> None:
         """After rewrites: merge FTS segments and truncate the WAL (writable connections run
         with `secure_delete`, so freed pages are already zeroed)."""
-        redaction.purge(self._raw)
+        with self._tx():
+            redaction.merge_fts(self._raw)
+        redaction.truncate_wal(self._raw)
 
     # -- reading -------------------------------------------------------------------------
 

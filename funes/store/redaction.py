@@ -127,7 +127,10 @@ def set_floor(raw: Any, version: int) -> None:
     raw.execute("insert or replace into meta (key, value) values (?, ?)", (FLOOR_KEY, str(version)))
 
 
-def purge(raw: Any) -> None:
-    """Merge FTS segments and truncate the WAL so rewritten text leaves no trace (see module doc)."""
+def merge_fts(raw: Any) -> None:
+    """Merge every FTS segment into one, dropping the entries of deleted/rewritten rows."""
     raw.execute("insert into chunks_fts (chunks_fts) values ('optimize')")
+
+
+def truncate_wal(raw: Any) -> None:
     raw.execute("pragma wal_checkpoint(truncate)")

@@ -95,3 +95,11 @@ def test_throughput_measurement_returns_a_positive_rate() -> None:
     from secret_bench import redaction_throughput_mb_s
 
     assert redaction_throughput_mb_s(200_000) > 0.1
+
+
+def test_markers_are_never_re_flagged_or_nested() -> None:
+    scanner = default_scanner()
+    for case in SECRETS:
+        out, _ = redact(case.text, scanner)
+        assert "[REDACTED:[REDACTED" not in out, case.name
+        assert "[REDACTED:unverifiable]" not in out, case.name
