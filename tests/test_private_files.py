@@ -95,7 +95,9 @@ def test_the_memory_its_wal_shm_and_lock_are_0600(tmp_path: Path, umask: int) ->
             assert _mode(f) == 0o600, f
 
 
-def test_a_memory_left_loose_by_an_older_version_is_tightened_on_open(tmp_path: Path, umask: int) -> None:
+def test_a_memory_left_loose_by_an_older_version_is_tightened_on_open(
+    tmp_path: Path, umask: int
+) -> None:
     db = tmp_path / "memory.db"
     Store.open(db).close()
     for f in tmp_path.iterdir():

@@ -13,7 +13,9 @@ from funes.commands.scrub import run_scrub
 
 @click.command()
 @click.argument("memory", required=False)
-@click.option("--outdated-only", is_flag=True, help="Only rescan chunks stored under older redaction rules.")
+@click.option(
+    "--outdated-only", is_flag=True, help="Only rescan chunks stored under older redaction rules."
+)
 @pass_runtime
 def scrub(rt: Runtime, memory: str | None, outdated_only: bool) -> None:
     """Rescan the memory for secrets and redact them in place.

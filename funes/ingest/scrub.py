@@ -40,7 +40,9 @@ class ScrubReport:
         return bool(self.chunks_rewritten or self.chunks_dropped)
 
 
-def scrub(store: Store, scanner: Scanner, embedder: Embedder | None, *, only_outdated: bool) -> ScrubReport:
+def scrub(
+    store: Store, scanner: Scanner, embedder: Embedder | None, *, only_outdated: bool
+) -> ScrubReport:
     """Rescan every block (or only blocks with chunks below `scanner.version`) and rewrite.
 
     The caller holds the writer lock. Scanner errors propagate (nothing half-done is
@@ -56,12 +58,20 @@ def scrub(store: Store, scanner: Scanner, embedder: Embedder | None, *, only_out
         store.purge_freed_text()
     vectors = store.vectors_available and store.model_id is not None
     if report.chunks_rewritten and report.chunks_reembedded < report.chunks_rewritten and vectors:
-        report.notes.append("rewritten chunks without an embedder lost their vectors; `funes index` re-embeds them")
+        report.notes.append(
+            "rewritten chunks without an embedder lost their vectors; `funes index` re-embeds them"
+        )
     report.elapsed_s = time.monotonic() - started
     return report
 
 
-def _batch(store: Store, scanner: Scanner, embedder: Embedder | None, blocks: list[BlockRows], report: ScrubReport) -> None:
+def _batch(
+    store: Store,
+    scanner: Scanner,
+    embedder: Embedder | None,
+    blocks: list[BlockRows],
+    report: ScrubReport,
+) -> None:
     texts = store.chunk_texts([r for b in blocks for r in b.rowids])
     updates: list[tuple[int, str]] = []
     drop: list[int] = []
@@ -89,4 +99,6 @@ def _batch(store: Store, scanner: Scanner, embedder: Embedder | None, blocks: li
         vectors = embedder.embed([t for _, t in updates])
         report.chunks_reembedded += len(updates)
     report.chunks_rewritten += len(updates)
-    store.rewrite_chunks(updates, vectors, redaction_version=scanner.version, drop=drop, passed=passed)
+    store.rewrite_chunks(
+        updates, vectors, redaction_version=scanner.version, drop=drop, passed=passed
+    )

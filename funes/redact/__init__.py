@@ -58,7 +58,9 @@ def _markers(text: str) -> list[tuple[int, int]]:
     return out
 
 
-def _outside_markers(spans: Sequence[tuple[str, int, int]], markers: list[tuple[int, int]]) -> list[tuple[str, int, int]]:
+def _outside_markers(
+    spans: Sequence[tuple[str, int, int]], markers: list[tuple[int, int]]
+) -> list[tuple[str, int, int]]:
     """`spans` minus the marker spans (a rule must not re-flag our own markers)."""
     out: list[tuple[str, int, int]] = []
     for rule, start, end in spans:

@@ -43,11 +43,26 @@ ANCHORS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "ArtifactoryDetector": (("AKC", "AP"), ()),
     "AzureStorageKeyDetector": (("AccountKey=",), ()),
     "BasicAuthDetector": (("://",), ()),
-    "CloudantDetector": ((), ("cloudant", "cl_", "cl-", "clkey", "clpass", "clpw", "cltoken", "clapi", "clou")),
+    "CloudantDetector": (
+        (),
+        ("cloudant", "cl_", "cl-", "clkey", "clpass", "clpw", "cltoken", "clapi", "clou"),
+    ),
     "DiscordBotTokenDetector": ((".",), ()),
     "GitHubTokenDetector": (("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), ()),
     "GitLabTokenDetector": (
-        ("glpat-", "gldt-", "glft-", "glsoat-", "glrt-", "GR1348941", "glcbt-", "glimt-", "glptt-", "glagent-", "gloas-"),
+        (
+            "glpat-",
+            "gldt-",
+            "glft-",
+            "glsoat-",
+            "glrt-",
+            "GR1348941",
+            "glcbt-",
+            "glimt-",
+            "glptt-",
+            "glagent-",
+            "gloas-",
+        ),
         (),
     ),
     # Its prefix is optional (any `key = "<44 chars>"` matches): run it where IBM is named.
@@ -60,7 +75,10 @@ ANCHORS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "PypiTokenDetector": (("pypi-",), ()),
     "SendGridDetector": (("SG.",), ()),
     "SlackDetector": ((), ("xox", "hooks.slack.com")),
-    "SoftlayerDetector": ((), ("softlayer", "sl_", "sl-", "slkey", "slpass", "slpw", "sltoken", "slapi")),
+    "SoftlayerDetector": (
+        (),
+        ("softlayer", "sl_", "sl-", "slkey", "slpass", "slpw", "sltoken", "slapi"),
+    ),
     "SquareOAuthDetector": (("sq0csp-",), ()),
     "StripeDetector": (("k_live_",), ()),
     "TelegramBotTokenDetector": ((":",), ()),
@@ -105,9 +123,19 @@ def _custom_plugins() -> list[type[Any]]:
         )
 
     return [
-        plugin("FunesAnthropicDetector", "Anthropic API Key", r"sk-ant-(?:api|admin|oat|sid)\d\d-[\w\-]{40,}"),
-        plugin("FunesOpenAIProjectDetector", "OpenAI Project Key", r"sk-(?:proj|svcacct|admin)-[\w\-]{40,}"),
-        plugin("FunesHuggingFaceDetector", "Hugging Face Token", r"(?<![\w])hf_[A-Za-z0-9]{34}(?![\w])"),
+        plugin(
+            "FunesAnthropicDetector",
+            "Anthropic API Key",
+            r"sk-ant-(?:api|admin|oat|sid)\d\d-[\w\-]{40,}",
+        ),
+        plugin(
+            "FunesOpenAIProjectDetector",
+            "OpenAI Project Key",
+            r"sk-(?:proj|svcacct|admin)-[\w\-]{40,}",
+        ),
+        plugin(
+            "FunesHuggingFaceDetector", "Hugging Face Token", r"(?<![\w])hf_[A-Za-z0-9]{34}(?![\w])"
+        ),
         plugin(
             "FunesGitHubFineGrainedDetector",
             "GitHub Fine-grained Token",
@@ -184,7 +212,9 @@ def _span(m: re.Match[str]) -> tuple[int, int]:
     return m.span()
 
 
-def scan_detect_secrets(text: str, selected: Iterable[Probe] | None = None) -> list[tuple[str, int, int]]:
+def scan_detect_secrets(
+    text: str, selected: Iterable[Probe] | None = None
+) -> list[tuple[str, int, int]]:
     """(kind, start, end) of every detect-secrets finding in `text` (unsorted)."""
     out: list[tuple[str, int, int]] = []
     low: str | None = None

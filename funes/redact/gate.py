@@ -56,7 +56,16 @@ class GateResult:
 
 def _canary() -> str:
     # A fake AWS key id and GitHub token, assembled here so no source file holds one.
-    return "id " + "AK" + "IA" + "Q7ZK3M5T2W4Y6B8D" + " and " + "gh" + "p_" + "Z3x9Qm7Lp2Rt8Vw4Ny6Bc1Hd5Jf0Gs3Kq9Tb"
+    return (
+        "id "
+        + "AK"
+        + "IA"
+        + "Q7ZK3M5T2W4Y6B8D"
+        + " and "
+        + "gh"
+        + "p_"
+        + "Z3x9Qm7Lp2Rt8Vw4Ny6Bc1Hd5Jf0Gs3Kq9Tb"
+    )
 
 
 def check_scanner(scanner: Scanner) -> None:

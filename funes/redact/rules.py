@@ -140,7 +140,9 @@ def _line_context(text: str, i: int) -> str:
     if c == ":" and text[max(0, j - 5) : j].lower() == "$env:":
         return "shell"
     word_start = j
-    while word_start > 0 and not text[word_start - 1].isspace() and text[word_start - 1] not in "\"'":
+    while (
+        word_start > 0 and not text[word_start - 1].isspace() and text[word_start - 1] not in "\"'"
+    ):
         word_start -= 1
     word = text[word_start:j]
     if word in ("export", "set", "setx", "env", "local", "readonly", "declare", "-x", "typeset"):
@@ -182,7 +184,11 @@ def _assignment(text: str, m: re.Match[str]) -> Span | None:
     if quoted:
         if any(c.isspace() for c in value) and not (upper and ctx in ("line", "shell")):
             return None
-        if op in (":=", "=>") and family is not Family.PASSWORD and not looks_random(value, min_len=12):
+        if (
+            op in (":=", "=>")
+            and family is not Family.PASSWORD
+            and not looks_random(value, min_len=12)
+        ):
             return None
         return (start, end) if strong_enough(value, family) else None
     call_like = any(c in value for c in "([{") or ("." in value and is_code_reference(value))
@@ -195,7 +201,12 @@ def _assignment(text: str, m: re.Match[str]) -> Span | None:
     if tight:
         if ctx == "arg" and is_code_reference(value):
             return None
-        if ctx == "word" and not upper and is_code_reference(value) and not any(c.isdigit() for c in value):
+        if (
+            ctx == "word"
+            and not upper
+            and is_code_reference(value)
+            and not any(c.isdigit() for c in value)
+        ):
             return None
         if ctx in ("line", "shell", "query", "word", "arg"):
             return (start, end) if (upper or ctx != "arg" or strong_enough(value, family)) else None
@@ -226,13 +237,21 @@ def _flag_value(text: str, m: re.Match[str]) -> Span | None:
 
 # -- the rule table ---------------------------------------------------------------------------
 
-_V_QUOTED = r"""\\"(?P<ve>(?:[^"\\\r\n]|\\\\\\\\)*)\\"|"(?P<vd>(?:[^"\\\r\n]|\\.)*)"|'(?P<vs>[^'\r\n]*)'"""
+_V_QUOTED = (
+    r"""\\"(?P<ve>(?:[^"\\\r\n]|\\\\\\\\)*)\\"|"(?P<vd>(?:[^"\\\r\n]|\\.)*)"|'(?P<vs>[^'\r\n]*)'"""
+)
 _V_BARE = r"""(?P<vb>(?:[^\s"'`\\,;)\]}<>&|]|\\\\\\\\)+)"""
 _VALUE = rf"(?:{_V_QUOTED}|{_V_BARE})"
 
 
 def _r(
-    kind: str, pattern: str, anchors: Sequence[str], extract: Extract, *, lower: bool = False, lookback: int = 0
+    kind: str,
+    pattern: str,
+    anchors: Sequence[str],
+    extract: Extract,
+    *,
+    lower: bool = False,
+    lookback: int = 0,
 ) -> Rule:
     return Rule(kind, re.compile(pattern, re.S), tuple(anchors), extract, lower, lookback)
 
@@ -258,8 +277,12 @@ RULES: tuple[Rule, ...] = (
         ["Private-Lines"],
         _pem_body,
     ),
-    _r("aws_access_key_id", r"A(?:KIA|SIA|BIA|CCA|3T[A-Z0-9])[A-Z0-9]{16}", ["AKIA", "ASIA", "ABIA", "ACCA", "A3T"],
-       token(forbid=("EXAMPLE",))),  # fmt: skip
+    _r(
+        "aws_access_key_id",
+        r"A(?:KIA|SIA|BIA|CCA|3T[A-Z0-9])[A-Z0-9]{16}",
+        ["AKIA", "ASIA", "ABIA", "ACCA", "A3T"],
+        token(forbid=("EXAMPLE",)),
+    ),  # fmt: skip
     _r(
         "aws_secret_access_key",
         r"secret_?-?access_?-?key\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?(?P<v>[a-z0-9/+]{40})(?![a-z0-9/+=])",
@@ -269,20 +292,46 @@ RULES: tuple[Rule, ...] = (
     ),
     _r("github_token", r"gh[pousr]_[A-Za-z0-9]{36,251}", ["gh"], token(30)),
     _r("github_token", r"github_pat_[A-Za-z0-9_]{40,255}", ["github_pat_"], token(30)),
-    _r("gitlab_token", r"gl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas)-[A-Za-z0-9_\-]{20,}", ["gl"], token(20)),
+    _r(
+        "gitlab_token",
+        r"gl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas)-[A-Za-z0-9_\-]{20,}",
+        ["gl"],
+        token(20),
+    ),
     _r("anthropic_key", r"sk-ant-[A-Za-z0-9_\-]{32,}", ["sk-ant-"], token(32)),
-    _r("openai_key", r"sk-(?!ant-)(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{32,}", ["sk-"], token(32)),
+    _r(
+        "openai_key",
+        r"sk-(?!ant-)(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{32,}",
+        ["sk-"],
+        token(32),
+    ),
     _r("huggingface_token", r"hf_[A-Za-z0-9]{30,40}", ["hf_"], token(30)),
-    _r("slack_token", r"xox[abposre]-[0-9]+-[A-Za-z0-9\-]{8,}|xapp-[0-9]-[A-Za-z0-9\-]{20,}", ["xox", "xapp-"], token()),
+    _r(
+        "slack_token",
+        r"xox[abposre]-[0-9]+-[A-Za-z0-9\-]{8,}|xapp-[0-9]-[A-Za-z0-9\-]{20,}",
+        ["xox", "xapp-"],
+        token(),
+    ),
     _r(
         "slack_webhook",
         r"hooks\.slack\.com(?:\\?/)(?:services|workflows|triggers)(?:\\?/)(?P<v>(?:[A-Za-z0-9_+\-]|\\?/){20,})",
         ["hooks.slack.com"],
         value_group(),
     ),
-    _r("stripe_key", r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{20,}|whsec_[A-Za-z0-9]{32,}", ["k_live_", "k_test_", "whsec_"], token(20), lookback=1),
+    _r(
+        "stripe_key",
+        r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{20,}|whsec_[A-Za-z0-9]{32,}",
+        ["k_live_", "k_test_", "whsec_"],
+        token(20),
+        lookback=1,
+    ),
     _r("google_api_key", r"AIza[0-9A-Za-z_\-]{35}", ["AIza"], token()),
-    _r("google_oauth", r"GOCSPX-[A-Za-z0-9_\-]{28}|ya29\.[0-9A-Za-z_\-]{30,}|1//0[0-9A-Za-z_\-]{40,}", ["GOCSPX-", "ya29.", "1//0"], token(20)),
+    _r(
+        "google_oauth",
+        r"GOCSPX-[A-Za-z0-9_\-]{28}|ya29\.[0-9A-Za-z_\-]{30,}|1//0[0-9A-Za-z_\-]{40,}",
+        ["GOCSPX-", "ya29.", "1//0"],
+        token(20),
+    ),
     _r("jwt", r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*", ["eyJ"], token()),
     _r("npm_token", r"npm_[A-Za-z0-9]{36}", ["npm_"], token(30)),
     _r("pypi_token", r"pypi-AgE[A-Za-z0-9_\-]{50,}", ["pypi-AgE"], token()),
@@ -310,7 +359,10 @@ RULES: tuple[Rule, ...] = (
     ),
     _r(
         "cli_secret",
-        r"-{1,2}(?:" + "|".join(sorted(_FLAG_NAMES, key=len, reverse=True)) + r")(?:=|[ \t]+)" + _VALUE,
+        r"-{1,2}(?:"
+        + "|".join(sorted(_FLAG_NAMES, key=len, reverse=True))
+        + r")(?:=|[ \t]+)"
+        + _VALUE,
         ["--", "-pass", "-storepass", "-keypass", "-srcstorepass", "-deststorepass"],
         _flag_value,
         lower=True,

@@ -73,11 +73,14 @@ def secret_name(name: str) -> Family | None:
 
 
 _PLACEHOLDER_WORDS = frozenset(
-    """none null nil true false undefined empty password passwd secret token string str value
-    key pass required optional n/a na tbd todo changeme change_me dummy test fake hidden masked
-    redacted placeholder notset unset default ... … secretkey apikey mytoken mysecret mypassword
-    foo bar baz""".split()
-)
+    (
+        "none", "null", "nil", "true", "false", "undefined", "empty", "password", "passwd",
+        "secret", "token", "string", "str", "value", "key", "pass", "required", "optional",
+        "n/a", "na", "tbd", "todo", "changeme", "change_me", "dummy", "test", "fake", "hidden",
+        "masked", "redacted", "placeholder", "notset", "unset", "default", "...", "…",
+        "secretkey", "apikey", "mytoken", "mysecret", "mypassword", "foo", "bar", "baz",
+    )
+)  # fmt: skip
 _PLACEHOLDER_PARTS = ("example", "placeholder", "redacted", "xxxx", "change_me", "changeme",
                       "replace_me", "replaceme", "insert_", "dummy", "<", ">", "...")  # fmt: skip
 _FILLER = re.compile(r"[xX*#._\-•0]+")

@@ -65,7 +65,9 @@ def texts(raw: Any, rowids: list[int]) -> dict[int, str]:
     for start in range(0, len(rowids), 500):
         part = rowids[start : start + 500]
         marks = ",".join("?" * len(part))
-        for rowid, text in raw.execute(f"select rowid, text from chunks where rowid in ({marks})", part):
+        for rowid, text in raw.execute(
+            f"select rowid, text from chunks where rowid in ({marks})", part
+        ):
             out[int(rowid)] = text
     return out
 
@@ -92,7 +94,9 @@ def gate_rows(raw: Any) -> Iterator[tuple[str, str, str, int, int, str]]:
 
 
 def update_text(raw: Any, rowid: int, text: str, version: int) -> None:
-    raw.execute("update chunks set text = ?, redaction_version = ? where rowid = ?", (text, version, rowid))
+    raw.execute(
+        "update chunks set text = ?, redaction_version = ? where rowid = ?", (text, version, rowid)
+    )
 
 
 def delete(raw: Any, rowids: list[int], *, vectors: bool) -> None:

@@ -39,7 +39,9 @@ def missed_secret_count(scanner: Scanner | None = None) -> int:
     return missed
 
 
-def redaction_throughput_mb_s(target_bytes: int = 5_000_000, scanner: Scanner | None = None) -> float:
+def redaction_throughput_mb_s(
+    target_bytes: int = 5_000_000, scanner: Scanner | None = None
+) -> float:
     sc = scanner or default_scanner()
     blocks = transcript_blocks(target_bytes)
     size_mb = sum(len(b.encode("utf-8")) for b in blocks) / 1e6
@@ -88,7 +90,9 @@ def _index_once(work_dir: Path, texts: list[str], scanner: Scanner, embedder: An
         store.close()
 
 
-def index_overhead(work_dir: Path, target_bytes: int = 1_000_000, embedder: Any = None) -> IndexOverhead:
+def index_overhead(
+    work_dir: Path, target_bytes: int = 1_000_000, embedder: Any = None
+) -> IndexOverhead:
     """Index the same synthetic session twice (fresh memories), with and without redaction."""
     texts = transcript_blocks(target_bytes)
     default_scanner().scan("warm up: AKIA")

@@ -21,7 +21,10 @@ def _long_key(seed: int) -> str:
 
 
 def _rows(session: str, turn: str, block_idx: int, pieces: list[str]) -> list[GateRow]:
-    return [GateRow(f"{turn}-{block_idx}-{i}", session, turn, block_idx, i, p) for i, p in enumerate(pieces)]
+    return [
+        GateRow(f"{turn}-{block_idx}-{i}", session, turn, block_idx, i, p)
+        for i, p in enumerate(pieces)
+    ]
 
 
 def _block_with_secret_on_the_cut(secret: str) -> tuple[str, list[str]]:
@@ -48,7 +51,9 @@ def test_a_secret_split_across_two_chunks_holds_back_every_chunk_of_its_block() 
 def test_the_gate_summary_counts_rules_and_never_carries_a_secret_value() -> None:
     secret = _github_token(2)
     result = gate(_rows("s", "t", 0, [f"token {secret}"]), default_scanner())
-    assert result.findings_by_rule and all(isinstance(n, int) for n in result.findings_by_rule.values())
+    assert result.findings_by_rule and all(
+        isinstance(n, int) for n in result.findings_by_rule.values()
+    )
     assert secret not in repr(result)
 
 

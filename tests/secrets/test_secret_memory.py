@@ -54,7 +54,9 @@ def _db_bytes(path: Path) -> bytes:
 
 def _fts_terms(store: Store) -> set[str]:
     raw = store.raw
-    raw.execute("create virtual table if not exists temp.vocab using fts5vocab(main, chunks_fts, 'row')")
+    raw.execute(
+        "create virtual table if not exists temp.vocab using fts5vocab(main, chunks_fts, 'row')"
+    )
     return {row[0] for row in raw.execute("select term from temp.vocab")}
 
 
@@ -108,7 +110,9 @@ def test_no_secret_survives_indexing_into_text_bytes_fts_get_recall_or_push(tmp_
         rows = store.raw.execute("select count(*), min(redaction_version) from chunks").fetchone()
         assert rows[0] > 0 and rows[1] == RULES_VERSION
         assert store.redaction_floor == RULES_VERSION
-        marked = store.raw.execute("select count(*) from chunks where text like '%[REDACTED:%'").fetchone()[0]
+        marked = store.raw.execute(
+            "select count(*) from chunks where text like '%[REDACTED:%'"
+        ).fetchone()[0]
         assert marked >= len(CASES) // 2
         _assert_nothing_surfaces(store)
     finally:
@@ -117,12 +121,18 @@ def test_no_secret_survives_indexing_into_text_bytes_fts_get_recall_or_push(tmp_
 
 
 def test_a_session_of_lookalikes_is_stored_without_any_redaction(tmp_path: Path) -> None:
-    session = write_claude_session(tmp_path / "home", [t for _, t in lookalike_cases()] + transcript_blocks(100_000))
+    session = write_claude_session(
+        tmp_path / "home", [t for _, t in lookalike_cases()] + transcript_blocks(100_000)
+    )
     with Store.open(tmp_path / "memory.db") as store:
-        job = IndexJob(store=store, embedder=None, scanner=default_scanner(), all_tiers_at_once=True)
+        job = IndexJob(
+            store=store, embedder=None, scanner=default_scanner(), all_tiers_at_once=True
+        )
         report = index(sources_for_path(session), job)
         assert report.chunks_written > 40 and report.redactions == 0
-        marked = store.raw.execute("select count(*) from chunks where text like '%[REDACTED:%'").fetchone()[0]
+        marked = store.raw.execute(
+            "select count(*) from chunks where text like '%[REDACTED:%'"
+        ).fetchone()[0]
         assert marked == 0
 
 
@@ -177,7 +187,10 @@ def test_scrub_rewrites_old_rows_in_place_and_keeps_untouched_vectors(tmp_path: 
                 assert vec_after[rowid] == expected != vec_before[rowid]
             else:
                 assert vec_after[rowid] == vec_before[rowid]
-        assert store.raw.execute("select min(redaction_version) from chunks").fetchone()[0] == RULES_VERSION
+        assert (
+            store.raw.execute("select min(redaction_version) from chunks").fetchone()[0]
+            == RULES_VERSION
+        )
         assert store.redaction_floor == RULES_VERSION
         _assert_nothing_surfaces(store)
         again = scrub(store, default_scanner(), embedder, only_outdated=False)
@@ -191,7 +204,9 @@ def test_scrub_rewrites_old_rows_in_place_and_keeps_untouched_vectors(tmp_path: 
 def test_an_index_run_upgrades_rows_stored_under_older_rules(tmp_path: Path) -> None:
     store, session = _index(tmp_path, NullScanner(), None)
     try:
-        job = IndexJob(store=store, embedder=None, scanner=default_scanner(), all_tiers_at_once=True)
+        job = IndexJob(
+            store=store, embedder=None, scanner=default_scanner(), all_tiers_at_once=True
+        )
         report = index(sources_for_path(session), job)
         assert report.upgrade is not None and report.upgrade.chunks_rewritten > 0
         assert not _leaks("\n".join(t for (t,) in store.raw.execute("select text from chunks")))
@@ -201,7 +216,9 @@ def test_an_index_run_upgrades_rows_stored_under_older_rules(tmp_path: Path) -> 
         store.close()
 
 
-def test_funes_scrub_command_redacts_a_memory_and_reports_counts(tmp_path: Path, funes_env: dict[str, str]) -> None:
+def test_funes_scrub_command_redacts_a_memory_and_reports_counts(
+    tmp_path: Path, funes_env: dict[str, str]
+) -> None:
     store, _ = _index(tmp_path, NullScanner(), None)
     store.close()
     db = tmp_path / "memory.db"
