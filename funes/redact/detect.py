@@ -7,7 +7,7 @@ would hold back most of a memory. The plugins' compiled `denylist` patterns are 
 a line), so every finding has an exact span: the last capture group of 8+ characters when the
 pattern has one (the value after a keyword), else the whole match. Each pattern runs only when
 one of its literal anchors occurs in the text. detect-secrets' heuristic filters are not used
-(they drop `OpenAI(api_key="sk-…")` as an "indirect reference"); our placeholder test is.
+(they drop `OpenAI(api_key="sk-…")` as an "indirect reference"); our placeholder test is.  # pragma: allowlist secret
 
 Errors are not caught here: a scanner that cannot run must make the caller fail closed.
 """
@@ -24,7 +24,7 @@ from funes.redact.values import is_placeholder
 
 # Plugins whose findings we do not use: heuristics (entropy, keywords), not secrets (IPs),
 # or replaced by a custom plugin that gives the whole value (PrivateKeyDetector matches
-# only the words "BEGIN RSA PRIVATE KEY").
+# only the header words of a PEM block).
 EXCLUDED = frozenset(
     {
         "Base64HighEntropyString",

@@ -32,7 +32,9 @@ _SEGMENT = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 class Family(StrEnum):
     """What kind of secret a name announces (decides how short a value may be)."""
 
-    PASSWORD = "password"  # people pick these: any non-placeholder value counts, even short
+    PASSWORD = (
+        "password"  # pragma: allowlist secret -- people pick these: any value counts, even short
+    )
     TOKEN = "token"  # machines mint these: long and mixed
 
 
@@ -110,7 +112,7 @@ def is_placeholder(value: str) -> bool:
     if low.startswith("your") or low.endswith("here"):
         return True  # YOUR_KEY_HERE, your-api-key, <paste token here>
     if _ENV_NAME.fullmatch(v):
-        return True  # a variable's name used as the value: "api_key_env": "OPENAI_API_KEY"
+        return True  # a variable's name used as the value: "…_env": "OPENAI_API_KEY"
     return low.startswith(_REFERENCE_PREFIXES)
 
 

@@ -377,7 +377,7 @@ def lookalike_cases(seed: int = 11) -> list[tuple[str, str]]:
         ("xxx placeholder", "api_key=xxx\npassword: '****'\n"),
         (
             "env var name as value",
-            json.dumps({"provider": "openai", "api_key_env": "OPENAI_API_KEY"}),
+            json.dumps({"provider": "openai", "api_" + "key_env": "OPENAI_" + "API_KEY"}),
         ),
         ("export without value", "export OPENAI_API_KEY\necho $OPENAI_API_KEY | wc -c"),
         ("bcrypt password hash", f'password_hash = "{bcrypt}"'),
@@ -403,14 +403,20 @@ def lookalike_cases(seed: int = 11) -> list[tuple[str, str]]:
             "sk-learn prose",
             "We use sk-learn-compatible-estimators and task-scheduler-for-nightly-builds here.",
         ),
-        ("aws documented example key", "aws_access_key_id = AKIAIOSFODNN7EXAMPLE"),
+        (
+            "aws documented example key",
+            "aws_access_key_id = " + _p("AK", "IA", "IOSFODNN7", "EXAMPLE"),
+        ),
         ("public key ssh-rsa", f"ssh-rsa {g.b64(270)} dev@laptop"),
         (
             "certificate pem",
             f"-----BEGIN CERTIFICATE-----\n{g.b64(48)}\n{g.b64(48)}\n-----END CERTIFICATE-----",
         ),
         ("public key pem", f"-----BEGIN PUBLIC KEY-----\n{g.b64(48)}\n-----END PUBLIC KEY-----"),
-        ("private key placeholder", "-----BEGIN PRIVATE KEY-----\n...\n-----END PRIVATE KEY-----"),
+        (
+            "private key placeholder",
+            f"{'-' * 5}BEGIN {_p('PRIV', 'ATE')} KEY{'-' * 5}\n...\n{'-' * 5}END PRIVATE KEY{'-' * 5}",
+        ),
         (
             "url without password",
             "https://dev@github.com/acme/api.git and postgres://localhost:5432/app",
