@@ -21,6 +21,7 @@ from funes.cli.agents import add, remove
 from funes.cli.mcp import mcp
 from funes.cli.push import push
 from funes.cli.read import get, recall, status
+from funes.cli.scrub import scrub
 from funes.cli.spool import spool
 from funes.cli.watch import watch
 from funes.errors import FunesError
@@ -47,7 +48,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
     )
 
 
-for command in (index, recall, get, status, add, remove, push, mcp, ask, spool, watch):
+for command in (index, recall, get, status, add, remove, push, scrub, mcp, ask, spool, watch):
     cli.add_command(command)
 
 

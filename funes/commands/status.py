@@ -10,7 +10,8 @@ from funes.commands.agents import agent_harness, run_checks
 from funes.commands.memory import MemoryKind, MemoryRef, open_memory, remote_for
 from funes.commands.push import receipts_dir
 from funes.commands.runtime import Runtime
-from funes.errors import FunesError
+from funes.commands.scrub import gate_store
+from funes.errors import FunesError, SecretScanFailed
 from funes.ingest import AgentBacklog, Spool, worker_active
 from funes.remote import receipt_path
 from funes.store import Store, StoreStats
@@ -64,6 +65,7 @@ class StatusReport:
     agents: list[AgentHookStatus] = field(default_factory=list)  # local memory only
     pushes: list[PushStatus] = field(default_factory=list)
     remote_commit: str | None = None  # the commit read, for a remote memory
+    push_held_back: int | None = None  # chunks the secrets gate would hold back; None: not scanned
 
 
 def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
@@ -91,6 +93,7 @@ def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
             if memory.kind is MemoryKind.LOCAL:
                 report.sources = _source_status(rt, store)
                 report.pushes = _push_status(rt, None)
+            _secrets_status(store, report)
         finally:
             store.close()
     elif memory.kind is MemoryKind.LOCAL:
@@ -109,6 +112,21 @@ def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
     elif not report.next_steps:
         report.next_steps.append('funes recall "<what you want to remember>"')
     return report
+
+
+def _secrets_status(store: Store, report: StatusReport) -> None:
+    """How many chunks a push would hold back (the real gate, over the whole memory)."""
+    try:
+        result = gate_store(store)
+    except SecretScanFailed as exc:
+        report.attention.append(f"{exc.message}: a push would publish nothing")
+        return
+    report.push_held_back = len(result.held_back_ids)
+    if result.held_back_ids:
+        report.attention.append(
+            f"{len(result.held_back_ids)} chunks contain secrets and would be held back by a push"
+        )
+        report.next_steps.append("funes scrub  (redact them in place)")
 
 
 def _source_status(rt: Runtime, store: Store | None) -> list[SourceStatus]:

@@ -24,7 +24,9 @@ from pathlib import Path
 
 from funes.errors import PushRefused, RemoteError
 from funes.paths import ensure_private_dir
-from funes.redact import Scanner, gate
+from funes.errors import SecretScanFailed
+from funes.redact import Scanner
+from funes.redact.gate import gate
 from funes.remote import lance_export
 from funes.remote.base import (
     HeadMoved,
@@ -110,16 +112,17 @@ def _load_remote_ids(box: Outbox, snap: Snapshot, label: str) -> None:
 
 def _run_gate(box: Outbox, scanner: Scanner, report: PushReport) -> None:
     for batch in box.pending():
-        result = gate(batch, scanner)
-        if result.error is not None:
+        try:
+            result = gate(batch, scanner)
+        except SecretScanFailed as exc:  # fail closed: nothing leaves the machine
             raise PushRefused(
-                f"the secrets scanner failed ({result.error}): nothing was published",
+                f"{exc.message}: nothing was published",
                 hint="this is a bug in funes' scanner; report it with `funes --debug push …`",
-            )
-        box.clear(result.publishable)
-        report.held_back += len(result.held_back)
-        report.dirty_blocks += result.dirty_blocks
-        for rule, n in (result.rules or {}).items():
+            ) from exc
+        box.clear(result.publishable_ids)
+        report.held_back += len(result.held_back_ids)
+        report.dirty_blocks += result.blocks_held_back
+        for rule, n in result.findings_by_rule.items():
             report.rules[rule] = report.rules.get(rule, 0) + n
 
 

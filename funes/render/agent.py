@@ -72,6 +72,8 @@ def status(report: StatusReport) -> str:
         vectors = stats.vector_element or "none"
         lines.append(f"embedder: {stats.model_id or 'none'}  (vectors: {vectors})")
         lines.append(f"size: {stats.file_bytes} bytes")
+        if report.push_held_back is not None:
+            lines.append(f"push: {report.push_held_back} chunks held back by the secrets gate")
     lines.append(f"reranker: {report.reranker}")
     for source in report.sources:
         lines.append(f"source {source.harness}: {source.units} session files, {source.owed} not indexed")

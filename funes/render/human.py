@@ -34,6 +34,8 @@ def status(report: StatusReport) -> Group:
             table.add_row(f"  {harness}", f"{sessions:,} sessions · {chunks:,} chunks")
         table.add_row("last indexed", stats.last_indexed or "never")
         table.add_row("embedder", stats.model_id or "none")
+        if report.push_held_back is not None:
+            table.add_row("push", f"{report.push_held_back:,} chunks held back (secrets)")
     else:
         table.add_row("chunks", "0 (no memory yet)")
     table.add_row("reranker", report.reranker)
