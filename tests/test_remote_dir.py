@@ -226,7 +226,7 @@ class _Boom:
 def test_a_scanner_error_publishes_nothing(tmp_path: Path) -> None:
     rt = _runtime(tmp_path / "a")
     _index(rt, tmp_path, "a", [("user", "smew"), ("assistant", "Smew runs nightly.")])
-    with pytest.raises(PushRefused, match="scanner failed"):
+    with pytest.raises(PushRefused, match="scanner cannot run"):
         run_push(
             rt,
             parse_memory(str(tmp_path / "d"), rt),
