@@ -10,7 +10,7 @@ from funes.commands.agents import agent_harness, run_checks
 from funes.commands.memory import MemoryKind, MemoryRef, open_memory, remote_for
 from funes.commands.push import receipts_dir
 from funes.commands.runtime import Runtime
-from funes.commands.scrub import gate_store
+from funes.commands.scrub import held_back_summary
 from funes.errors import FunesError, SecretScanFailed
 from funes.ingest import AgentBacklog, Spool, worker_active
 from funes.remote import receipt_path
@@ -115,17 +115,15 @@ def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
 
 
 def _secrets_status(store: Store, report: StatusReport) -> None:
-    """How many chunks a push would hold back (the real gate, over the whole memory)."""
+    """How many chunks a push would hold back (the real gate; incremental, see held_back_summary)."""
     try:
-        result = gate_store(store)
+        held = held_back_summary(store)
     except SecretScanFailed as exc:
         report.attention.append(f"{exc.message}: a push would publish nothing")
         return
-    report.push_held_back = len(result.held_back_ids)
-    if result.held_back_ids:
-        report.attention.append(
-            f"{len(result.held_back_ids)} chunks contain secrets and would be held back by a push"
-        )
+    report.push_held_back = len(held)
+    if held:
+        report.attention.append(f"{len(held)} chunks contain secrets and would be held back by a push")
         report.next_steps.append("funes scrub  (redact them in place)")
 
 

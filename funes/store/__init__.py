@@ -390,9 +390,14 @@ class Store:
         with self._tx():
             redaction.set_floor(self._raw, version)
 
-    def gate_rows(self) -> Iterator[tuple[str, str, str, int, int, str]]:
-        """(id, session_id, turn_id, block_idx, split_idx, text) of every chunk, block by block."""
-        return redaction.gate_rows(self._raw)
+    def gate_rows(self, *, after_rowid: int = 0) -> Iterator[tuple[str, str, str, int, int, str]]:
+        """(id, session_id, turn_id, block_idx, split_idx, text) block by block: every chunk of
+        the blocks touched by rows after `after_rowid` (0: every chunk)."""
+        return redaction.gate_rows(self._raw, after_rowid=after_rowid)
+
+    def max_rowid(self) -> int:
+        """The highest chunk rowid (0 when empty); rowids only grow."""
+        return redaction.max_rowid(self._raw)
 
     def purge_freed_text(self) -> None:
         """After rewrites: merge FTS segments and truncate the WAL (writable connections run

@@ -85,12 +85,26 @@ def vector_meta(raw: Any, rowids: list[int]) -> dict[int, tuple[str, str]]:
     return out
 
 
-def gate_rows(raw: Any) -> Iterator[tuple[str, str, str, int, int, str]]:
-    """(id, session_id, turn_id, block_idx, split_idx, text) of every chunk, block by block."""
+def gate_rows(raw: Any, *, after_rowid: int = 0) -> Iterator[tuple[str, str, str, int, int, str]]:
+    """(id, session_id, turn_id, block_idx, split_idx, text) block by block: every chunk of each
+    block that has at least one chunk with rowid > `after_rowid` (0: every chunk)."""
+    if after_rowid <= 0:
+        yield from raw.execute(
+            """select id, session_id, turn_id, block_idx, split_idx, text from chunks
+               order by session_id, turn_id, block_idx, split_idx"""
+        )
+        return
     yield from raw.execute(
-        """select id, session_id, turn_id, block_idx, split_idx, text from chunks
-           order by session_id, turn_id, block_idx, split_idx"""
+        """select c.id, c.session_id, c.turn_id, c.block_idx, c.split_idx, c.text from chunks c
+           join (select distinct session_id, turn_id, block_idx from chunks where rowid > ?) b
+             on b.session_id = c.session_id and b.turn_id = c.turn_id and b.block_idx = c.block_idx
+           order by c.session_id, c.turn_id, c.block_idx, c.split_idx""",
+        (after_rowid,),
     )
+
+
+def max_rowid(raw: Any) -> int:
+    return int(raw.execute("select coalesce(max(rowid), 0) from chunks").fetchone()[0])
 
 
 def update_text(raw: Any, rowid: int, text: str, version: int) -> None:

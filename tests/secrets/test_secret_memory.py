@@ -245,3 +245,34 @@ def test_scrub_leaves_no_secret_in_the_wal_or_free_pages(tmp_path: Path) -> None
         assert not [v for v in VALUES if v.encode("utf-8") in _db_bytes(tmp_path / "memory.db")]
     finally:
         store.close()
+
+
+class _CountingScanner:
+    """The default scanner, counting the texts it is asked to scan."""
+
+    def __init__(self) -> None:
+        self.inner = default_scanner()
+        self.version = self.inner.version
+        self.texts = 0
+
+    def scan(self, text: str):  # type: ignore[no-untyped-def]
+        self.texts += 1
+        return self.inner.scan(text)
+
+
+def test_the_held_back_count_is_cached_until_the_memory_changes(tmp_path: Path) -> None:
+    from funes.commands.scrub import gate_cache_path, held_back_summary
+
+    store, _ = _index(tmp_path, NullScanner(), None)
+    try:
+        first = _CountingScanner()
+        held = held_back_summary(store, first)
+        assert held == set(gate_store(store).held_back_ids) and first.texts > 0
+        again = _CountingScanner()
+        assert held_back_summary(store, again) == held
+        assert again.texts == 0, "an unchanged memory is not rescanned"
+        assert (gate_cache_path(store).stat().st_mode & 0o777) == 0o600
+        gate_cache_path(store).write_text("{not json")
+        assert held_back_summary(store, _CountingScanner()) == held, "a damaged cache is rebuilt"
+    finally:
+        store.close()
