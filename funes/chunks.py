@@ -141,9 +141,16 @@ def reassemble(pieces: list[str], *, overlap: int = CHUNK.overlap) -> str:
     before the previous one ended; the longest suffix of the text so far that is a prefix of
     the next piece is dropped from it.
     """
+    return reassemble_spans(pieces, overlap=overlap)[0]
+
+
+def reassemble_spans(pieces: list[str], *, overlap: int = CHUNK.overlap) -> tuple[str, list[int]]:
+    """`reassemble`, plus where each piece lies in the result: `text[o_i : o_i + len(piece_i)]`
+    equals `pieces[i]` for every offset `o_i` returned (one per piece, in order)."""
     if not pieces:
-        return ""
+        return "", []
     out = pieces[0]
+    offsets = [0]
     for piece in pieces[1:]:
         best = 0
         limit = min(len(out), len(piece), overlap + 1)
@@ -153,5 +160,6 @@ def reassemble(pieces: list[str], *, overlap: int = CHUNK.overlap) -> str:
                 break
         rest = piece[best:]
         sep = "" if best else ("\n" if not out.endswith((" ", "\n")) else "")
+        offsets.append(len(out) - best + len(sep))
         out = out + sep + rest
-    return out
+    return out, offsets

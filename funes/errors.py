@@ -10,7 +10,8 @@
     ├── SourceError            a transcript source cannot be read at all
     ├── AgentError             an agent CLI or config cannot be used (installers, ask)
     ├── RemoteError            a remote memory cannot be read or written
-    └── PushRefused (2)        every pending row was held back by the secrets gate
+    ├── PushRefused (2)        every pending row was held back by the secrets gate
+    └── SecretScanFailed       the secret scanner cannot run: publish nothing (fail closed)
 
 Each error carries an optional `hint` (what to do next). Only the CLI and MCP
 adapters catch FunesError and render it; library code raises and never prints.
@@ -72,3 +73,7 @@ class PushRefused(FunesError):
     """Every pending row was held back by the secrets gate; nothing was published."""
 
     exit_code = 2
+
+
+class SecretScanFailed(FunesError):
+    """The secret scanner could not run or cannot be trusted: nothing may be published."""

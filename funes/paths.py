@@ -23,11 +23,22 @@ HUB_CACHE_VARS = ("HF_HOME", "HF_HUB_CACHE")
 
 
 def ensure_private_dir(path: Path) -> Path:
-    """Create `path` (and parents) and make sure it is 0700, whatever the umask.
+    """Create `path` (and any missing parents) 0700, whatever the umask; make `path` 0700.
 
+    Parents that already exist are left as they are; parents created here are 0700 too
+    (`Path.mkdir(parents=True)` would create them with the umask's default mode).
     Returns the path. Raises OSError when it cannot be created.
     """
-    path.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR)
+    missing: list[Path] = []
+    probe = path
+    while not probe.exists():
+        missing.append(probe)
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    for directory in reversed(missing):
+        directory.mkdir(mode=PRIVATE_DIR, exist_ok=True)
+        directory.chmod(PRIVATE_DIR)
     if (path.stat().st_mode & 0o777) != PRIVATE_DIR:
         path.chmod(PRIVATE_DIR)
     return path
@@ -37,6 +48,21 @@ def make_private_file(path: Path) -> None:
     """chmod an existing file to 0600 (no-op when it already is)."""
     if (path.stat().st_mode & 0o777) != PRIVATE_FILE:
         path.chmod(PRIVATE_FILE)
+
+
+def create_private_file(path: Path) -> Path:
+    """Create `path` as an empty 0600 file unless it exists (then make it 0600), whatever the
+    umask. For the memory, spool entries and logs. Returns the path; raises OSError."""
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, PRIVATE_FILE)
+    except FileExistsError:
+        make_private_file(path)
+        return path
+    try:
+        os.fchmod(fd, PRIVATE_FILE)
+    finally:
+        os.close(fd)
+    return path
 
 
 @dataclass(frozen=True, slots=True)

@@ -81,3 +81,29 @@ class ModelChoice:
             embedder=env.get("FUNES_EMBEDDER") or None,
             reranker=env.get("FUNES_RERANKER") or DEFAULT_RERANKER,
         )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RemoteParams:
+    """How remote memories (org/repo, a shared directory) are read."""
+
+    revision_ttl_s: float = 60.0  # re-check a remote's head at most this often; 0 = on every read
+
+    @classmethod
+    def resolve(cls, env: Mapping[str, str] | None = None) -> RemoteParams:
+        """FUNES_REMOTE_TTL_S overrides `revision_ttl_s` (seconds; 0 checks on every read)."""
+        env = os.environ if env is None else env
+        raw = env.get("FUNES_REMOTE_TTL_S")
+        try:
+            return cls(revision_ttl_s=max(0.0, float(raw))) if raw else cls()
+        except ValueError:
+            return cls()
+
+
+REMOTE = RemoteParams()
+
+
+def hub_offline(env: Mapping[str, str] | None = None) -> bool:
+    """HF_HUB_OFFLINE (as huggingface_hub reads it): remote memories use their cached copy."""
+    env = os.environ if env is None else env
+    return (env.get("HF_HUB_OFFLINE") or "").strip().upper() in {"1", "ON", "YES", "TRUE"}

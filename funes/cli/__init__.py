@@ -14,9 +14,16 @@ import traceback
 import click
 
 from funes import __version__
+from funes.cli.ask import ask
 from funes.cli.common import pass_runtime
 from funes.cli.index import index
+from funes.cli.agents import add, remove
+from funes.cli.mcp import mcp
+from funes.cli.push import push
 from funes.cli.read import get, recall, status
+from funes.cli.scrub import scrub
+from funes.cli.spool import spool
+from funes.cli.watch import watch
 from funes.errors import FunesError
 
 __all__ = ["cli", "main", "pass_runtime"]
@@ -41,14 +48,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
     )
 
 
-for command in (index, recall, get, status):
-    cli.add_command(command)
-
-from funes.cli.agents import add, remove  # noqa: E402
-from funes.cli.spool import spool  # noqa: E402
-from funes.cli.watch import watch  # noqa: E402
-
-for command in (add, remove, spool, watch):
+for command in (index, recall, get, status, add, remove, push, scrub, mcp, ask, spool, watch):
     cli.add_command(command)
 
 

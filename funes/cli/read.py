@@ -17,6 +17,13 @@ from funes.render import agent as agent_render
 from funes.settings import RECALL
 from funes.traces import BlockType, Harness
 
+offline_option = click.option(
+    "--offline",
+    is_flag=True,
+    help="A remote memory: read its last cached commit, no network (also HF_HUB_OFFLINE=1).",
+)
+
+
 
 @click.command()
 @click.argument("query", nargs=-1, required=True)
@@ -28,6 +35,7 @@ from funes.traces import BlockType, Harness
 @click.option("--harness", type=HarnessType(), default=None, help="Only claude, codex, pi or hermes sessions.")
 @click.option("--no-rerank", is_flag=True, help="Skip the cross-encoder (fused order).")
 @memory_option
+@offline_option
 @pass_runtime
 def recall(
     rt: Runtime,
@@ -40,8 +48,10 @@ def recall(
     harness: Harness | None,
     no_rerank: bool,
     memory: str | None,
+    offline: bool,
 ) -> None:
     """Recall raw passages from past agent sessions, with provenance and a `get` line."""
+    rt.offline = rt.offline or offline
     params = replace(RECALL, k=k, candidates=candidates, half_life_days=half_life, neighbors=neighbors, rerank=not no_rerank)
     request = RecallRequest(" ".join(query), params, block_type, harness)
     console = Console(stderr=True)
@@ -67,9 +77,11 @@ class _Null:
 @click.option("--highlight", default=None, help="Mark this text (human format only).")
 @memory_option
 @format_option
+@offline_option
 @pass_runtime
-def get(rt: Runtime, session_id: str, turn_id: str, window: int, highlight: str | None, memory: str | None, fmt: str | None) -> None:
+def get(rt: Runtime, session_id: str, turn_id: str, window: int, highlight: str | None, memory: str | None, fmt: str | None, offline: bool) -> None:
     """Print a turn and the turns around it, blocks reassembled."""
+    rt.offline = rt.offline or offline
     outcome = run_get(rt, parse_memory(memory, rt), session_id, turn_id, window=window)
     if not outcome.turns:
         click.echo(agent_render.not_found(outcome))
@@ -85,9 +97,11 @@ def get(rt: Runtime, session_id: str, turn_id: str, window: int, highlight: str 
 @click.command()
 @click.argument("memory", required=False)
 @format_option
+@offline_option
 @pass_runtime
-def status(rt: Runtime, memory: str | None, fmt: str | None) -> None:
+def status(rt: Runtime, memory: str | None, fmt: str | None, offline: bool) -> None:
     """What the memory holds, what needs attention, and what to run next."""
+    rt.offline = rt.offline or offline
     report = run_status(rt, parse_memory(memory, rt))
     if wants_human(fmt):
         from funes.render import human

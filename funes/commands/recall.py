@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from funes.commands.memory import MemoryRef, open_for_read
+from funes.commands.memory import MemoryRef, open_memory
 from funes.commands.runtime import Runtime
 from funes.retrieval import RecallResult, TurnView, get_turns, recall
 from funes.settings import RECALL, RecallParams
@@ -39,7 +39,8 @@ def run_recall(
     Raises NoIndex / StoreError / IncompatibleStore / RemoteError from opening the memory,
     and ModelUnavailable when the memory's embedding model cannot be loaded.
     """
-    store = open_for_read(rt, memory)
+    opened = open_memory(rt, memory)
+    store = opened.store
     try:
         spec = rt.embedder_spec_for(store.model_id)
         store.check_model(spec.model_id)
@@ -58,11 +59,12 @@ def run_recall(
             filters=filters,
             progress=progress,
         )
+        result.notes[:0] = opened.notes
         if request.params.rerank and reranker is None and rt.models.reranker != "none" and rt.reranker_note:
             result.notes.append(f"reranker unavailable ({rt.reranker_note}): fused order kept")
-        return RecallOutcome(result, memory.label)
+        return RecallOutcome(result, opened.label)
     finally:
-        store.close()
+        opened.close()
 
 
 @dataclass(slots=True)
@@ -75,9 +77,9 @@ class GetOutcome:
 
 def run_get(rt: Runtime, memory: MemoryRef, session_id: str, turn_id: str, *, window: int) -> GetOutcome:
     """The turn and its neighbours in the session (empty `turns` when the turn is absent)."""
-    store = open_for_read(rt, memory)
+    opened = open_memory(rt, memory)
     try:
-        turns = get_turns(store, session_id, turn_id, window=window)
-        return GetOutcome(turns, session_id, turn_id, memory.label)
+        turns = get_turns(opened.store, session_id, turn_id, window=window)
+        return GetOutcome(turns, session_id, turn_id, opened.label)
     finally:
-        store.close()
+        opened.close()

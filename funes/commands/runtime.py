@@ -24,7 +24,7 @@ from funes.inference import (
     reranker_spec,
 )
 from funes.paths import AgentHomes, Paths
-from funes.settings import DEFAULT_EMBEDDER, ModelChoice
+from funes.settings import DEFAULT_EMBEDDER, REMOTE, ModelChoice, RemoteParams, hub_offline
 
 
 @dataclass
@@ -35,6 +35,8 @@ class Runtime:
     homes: AgentHomes
     models: ModelChoice
     host: str = field(default_factory=socket.gethostname)
+    offline: bool = False  # remote memories: read the last cached commit, no network
+    remote: RemoteParams = REMOTE
     _embedders: dict[str, LazyEmbedder] = field(default_factory=dict)
     _reranker: Reranker | None = None
     _reranker_error: str | None = None
@@ -42,7 +44,13 @@ class Runtime:
 
     @classmethod
     def resolve(cls, env: Mapping[str, str] | None = None) -> Runtime:
-        return cls(Paths.resolve(env), AgentHomes.resolve(env), ModelChoice.resolve(env))
+        return cls(
+            Paths.resolve(env),
+            AgentHomes.resolve(env),
+            ModelChoice.resolve(env),
+            offline=hub_offline(env),
+            remote=RemoteParams.resolve(env),
+        )
 
     @property
     def stamp_dir(self) -> Path:

@@ -7,12 +7,28 @@ import time
 from dataclasses import dataclass, field
 
 from funes.commands.agents import agent_harness, run_checks
-from funes.commands.memory import MemoryKind, MemoryRef
+from funes.commands.memory import MemoryKind, MemoryRef, open_memory, remote_for
+from funes.commands.push import receipts_dir
 from funes.commands.runtime import Runtime
-from funes.errors import FunesError
+from funes.commands.scrub import held_back_summary
+from funes.errors import FunesError, SecretScanFailed
 from funes.ingest import AgentBacklog, Spool, worker_active
+from funes.remote import receipt_path
 from funes.store import Store, StoreStats
+from funes.store.export import receipt_status
 from funes.traces import discover
+
+
+@dataclass(slots=True)
+class PushStatus:
+    """What this host has published to one remote, from its push receipt (no network)."""
+
+    remote: str
+    commit: str
+    checked_at: str
+    published: int  # chunks of the local memory the remote is known to hold
+    pending_chunks: int  # local chunks not pushed yet
+    pending_sessions: int
 
 
 @dataclass(slots=True)
@@ -47,15 +63,17 @@ class StatusReport:
     attention: list[str] = field(default_factory=list)
     next_steps: list[str] = field(default_factory=list)
     agents: list[AgentHookStatus] = field(default_factory=list)  # local memory only
+    pushes: list[PushStatus] = field(default_factory=list)
+    remote_commit: str | None = None  # the commit read, for a remote memory
+    push_held_back: int | None = None  # chunks the secrets gate would hold back; None: not scanned
 
 
 def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
     """Summarise `memory`. Never raises for an absent or empty memory: it says so instead."""
     reranker_name = rt.models.reranker
     report = StatusReport(memory.label, False, None, None, reranker_name)
-    if memory.kind is MemoryKind.REMOTE:
-        report.attention.append("remote memories are not supported yet")
-        return report
+    if memory.shared:
+        return _remote_status(rt, memory, report)
     assert memory.path is not None
     if memory.path.exists():
         try:
@@ -74,6 +92,8 @@ def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
                 )
             if memory.kind is MemoryKind.LOCAL:
                 report.sources = _source_status(rt, store)
+                report.pushes = _push_status(rt, None)
+            _secrets_status(store, report)
         finally:
             store.close()
     elif memory.kind is MemoryKind.LOCAL:
@@ -92,6 +112,19 @@ def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
     elif not report.next_steps:
         report.next_steps.append('funes recall "<what you want to remember>"')
     return report
+
+
+def _secrets_status(store: Store, report: StatusReport) -> None:
+    """How many chunks a push would hold back (the real gate; incremental, see held_back_summary)."""
+    try:
+        held = held_back_summary(store)
+    except SecretScanFailed as exc:
+        report.attention.append(f"{exc.message}: a push would publish nothing")
+        return
+    report.push_held_back = len(held)
+    if held:
+        report.attention.append(f"{len(held)} chunks contain secrets and would be held back by a push")
+        report.next_steps.append("funes scrub  (redact them in place)")
 
 
 def _source_status(rt: Runtime, store: Store | None) -> list[SourceStatus]:
@@ -140,3 +173,55 @@ def _agent_hooks(rt: Runtime, report: StatusReport) -> None:
             report.attention.append(f"{len(pending)} hook entries waiting with no worker running")
             report.next_steps.append("funes index")
 
+def _remote_status(rt: Runtime, memory: MemoryRef, report: StatusReport) -> StatusReport:
+    """A remote memory: its stats at the commit read, and what this host has published to it."""
+    try:
+        opened = open_memory(rt, memory)
+    except FunesError as exc:
+        report.attention.append(exc.message)
+        if exc.hint:
+            report.next_steps.append(exc.hint)
+        report.pushes = _push_status(rt, memory)
+        return report
+    try:
+        report.memory = opened.label
+        report.exists = True
+        report.stats = opened.store.stats()
+        report.embedder = opened.store.model_id
+        report.attention.extend(opened.notes)
+    finally:
+        opened.close()
+    report.pushes = _push_status(rt, memory)
+    report.next_steps.append(f'funes recall "<what you want to remember>" --memory {memory.label}')
+    return report
+
+
+def _push_status(rt: Runtime, memory: MemoryRef | None) -> list[PushStatus]:
+    """Receipts of this host (all of them, or the one for `memory`) against the local memory."""
+    local = rt.paths.memory_db
+    folder = receipts_dir(rt)
+    if not local.exists() or not folder.is_dir():
+        return []
+    if memory is not None:
+        paths = [receipt_path(folder, remote_for(memory))]
+    else:
+        paths = sorted(folder.glob("*.db"))
+    out: list[PushStatus] = []
+    for path in paths:
+        if not path.exists():
+            continue
+        try:
+            found = receipt_status(local, path)
+        except Exception:  # a damaged receipt only costs its line; the next push rewrites it
+            continue
+        out.append(
+            PushStatus(
+                found.meta.get("remote", path.stem),
+                found.meta.get("commit", "?"),
+                found.meta.get("checked_at", "?"),
+                found.published,
+                found.pending_chunks,
+                found.pending_sessions,
+            )
+        )
+    return out

@@ -21,6 +21,7 @@ from tokenizers import Tokenizer
 from funes.errors import ModelUnavailable
 from funes.hf import HubUnavailable, download_file
 from funes.inference.spec import ModelFile, ModelSpec, Pooling
+from funes.paths import create_private_file, ensure_private_dir
 
 _BATCH = 32
 
@@ -80,8 +81,8 @@ def _verify(spec: ModelSpec, path: Path, sha256: str, stamp_dir: Path | None) ->
         )
     if stamp_file is not None:
         try:
-            stamp_file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            stamp_file.write_text(stamp)
+            ensure_private_dir(stamp_file.parent)
+            create_private_file(stamp_file).write_text(stamp)  # 0600 whatever the umask
         except OSError:
             pass  # the memo is an optimisation; verification already passed
 

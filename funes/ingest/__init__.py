@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from funes.chunks import Chunk, chunk_turn
 from funes.errors import IncompatibleStore, StoreLocked
 from funes.inference import Embedder
+from funes.ingest.scrub import ScrubReport, scrub
 from funes.redact import Scanner, redact
 from funes.settings import INDEX, IndexParams
 from funes.store import Store
@@ -65,6 +66,7 @@ class IndexReport:
     per_harness: dict[str, int] = field(default_factory=dict)  # chunks written per harness
     elapsed_s: float = 0.0
     budget_exhausted: bool = False
+    upgrade: ScrubReport | None = None  # stored rows rescanned because the rules improved
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +91,8 @@ def index(sources: Sequence[TraceSource], job: IndexJob) -> IndexReport:
     """Index every owed unit of `sources` into `job.store` (see module docstring).
 
     Raises StoreLocked / IncompatibleStore before writing anything; per-unit failures are
-    recorded in the report, never raised.
+    recorded in the report, never raised. Stored rows redacted by older rules
+    (`store.redaction_floor < scanner.version`) are rescanned and rewritten in place.
     """
     started = time.monotonic()
     report = IndexReport()
@@ -123,6 +126,8 @@ def index(sources: Sequence[TraceSource], job: IndexJob) -> IndexReport:
                 job.progress(Progress(tier, done, len(owed), unit.key, written))
         if report.budget_exhausted:
             break
+    if job.store.redaction_floor < job.scanner.version:
+        report.upgrade = scrub(job.store, job.scanner, job.embedder, only_outdated=True)
     report.units_indexed = len(indexed)
     report.units_unchanged = sum(
         1 for u in ordered if u.key not in indexed and u.key not in failed and not _owed(job.store, u, TOP_TIER)

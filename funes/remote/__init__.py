@@ -1,1 +1,42 @@
-"""Sharing: export a memory to Lance and sync it with a Hugging Face dataset (or a directory)."""
+"""Sharing: export a memory to Lance and sync it with a Hugging Face dataset (or a directory).
+
+`push` publishes the chunks a remote lacks (one commit per push, compare-and-swap on the
+parent commit, secrets gate, receipts); `open_cached` materializes a remote commit into a
+local SQLite memory that the ordinary read path queries. `HubRemote` and `DirRemote`
+implement the `Remote` protocol.
+"""
+
+from __future__ import annotations
+
+from funes.remote.base import (
+    HeadMoved,
+    Remote,
+    RemoteMissing,
+    RemoteOffline,
+    RemoteState,
+    RemoteUnauthorized,
+    Snapshot,
+)
+from funes.remote.directory import DirRemote
+from funes.remote.hub import HubRemote
+from funes.remote.push import PushOptions, PushReport, push, receipt_path
+from funes.remote.read import CachedMemory, forget_check, open_cached
+
+__all__ = [
+    "CachedMemory",
+    "DirRemote",
+    "HeadMoved",
+    "HubRemote",
+    "PushOptions",
+    "PushReport",
+    "Remote",
+    "RemoteMissing",
+    "RemoteOffline",
+    "RemoteState",
+    "RemoteUnauthorized",
+    "Snapshot",
+    "forget_check",
+    "open_cached",
+    "push",
+    "receipt_path",
+]

@@ -72,6 +72,8 @@ def status(report: StatusReport) -> str:
         vectors = stats.vector_element or "none"
         lines.append(f"embedder: {stats.model_id or 'none'}  (vectors: {vectors})")
         lines.append(f"size: {stats.file_bytes} bytes")
+        if report.push_held_back is not None:
+            lines.append(f"push: {report.push_held_back} chunks held back by the secrets gate")
     lines.append(f"reranker: {report.reranker}")
     for source in report.sources:
         lines.append(f"source {source.harness}: {source.units} session files, {source.owed} not indexed")
@@ -81,6 +83,11 @@ def status(report: StatusReport) -> str:
         lines.append(
             f"agent {a.agent}: hook {hook}, last fired {a.last_fired or 'never'}, "
             f"waiting {a.waiting}, failed {a.failed}, mcp {mcp}"
+        )
+    for push in report.pushes:
+        lines.append(
+            f"pushed to {push.remote}: {push.published} chunks as of commit {push.commit[:12]} "
+            f"({push.checked_at}); {push.pending_chunks} chunks in {push.pending_sessions} sessions not pushed"
         )
     for item in report.attention:
         lines.append(f"attention: {item}")

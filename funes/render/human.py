@@ -34,6 +34,8 @@ def status(report: StatusReport) -> Group:
             table.add_row(f"  {harness}", f"{sessions:,} sessions · {chunks:,} chunks")
         table.add_row("last indexed", stats.last_indexed or "never")
         table.add_row("embedder", stats.model_id or "none")
+        if report.push_held_back is not None:
+            table.add_row("push", f"{report.push_held_back:,} chunks held back (secrets)")
     else:
         table.add_row("chunks", "0 (no memory yet)")
     table.add_row("reranker", report.reranker)
@@ -43,6 +45,11 @@ def status(report: StatusReport) -> Group:
         fired = a.last_fired.replace("T", " ")[:16] if a.last_fired else "never"
         hook = "hook ✓" if a.hook_installed else "hook ✗"
         table.add_row(f"agent {a.agent}", f"{hook} · last fired {fired} · {a.waiting} waiting · {a.failed} failed")
+    for push in report.pushes:
+        table.add_row(
+            f"pushed {push.remote}",
+            f"{push.published:,} chunks · {push.pending_chunks:,} not pushed ({push.pending_sessions} sessions)",
+        )
     parts: list[object] = [table]
     for item in report.attention:
         parts.append(Text(f"⚠ {item}", style="yellow"))

@@ -12,7 +12,9 @@ from itertools import groupby
 
 from funes.chunks import reassemble
 from funes.inference import Embedder, Reranker
+from funes.redact import Scanner, default_scanner
 from funes.retrieval.fusion import recency_weight, rrf, sigmoid
+from funes.retrieval.guard import guard_block, guard_chunk, guard_chunks
 from funes.retrieval.types import Hit, RecallResult, TurnView
 from funes.settings import RECALL, RecallParams
 from funes.store import Filters, Store, StoredChunk
@@ -40,12 +42,16 @@ def recall(
     filters: Filters = Filters(),
     now: datetime | None = None,
     progress: Callable[[str], None] | None = None,
+    scanner: Scanner | None = None,
 ) -> RecallResult:
     """Rank the memory's chunks for `query`; see the module docstring for the stages.
 
     Without an embedder (or without vectors in this memory) the vector leg is skipped; without
     a reranker the fused RRF order is kept. Both degradations are reported in `notes`.
+    Chunks stored under older redaction rules are redacted by `scanner` (default: the
+    current one) before they are reranked or returned (see funes.retrieval.guard).
     """
+    scanner = scanner or default_scanner()
     clock = _Clock()
     notes: list[str] = []
     now = now or datetime.now(UTC)
@@ -65,7 +71,7 @@ def recall(
     if not fused:
         return RecallResult([], notes, clock.timings)
     rows = store.fetch([r for r, _ in fused])
-    pool = [(rows[r], s) for r, s in fused if r in rows]
+    pool = [(guard_chunk(rows[r], scanner), s) for r, s in fused if r in rows]
     clock.lap("fetch")
     reranked = False
     if reranker is not None and params.rerank:
@@ -85,7 +91,7 @@ def recall(
     scored.sort(key=lambda cs: -cs[1])
     top_hits = _one_per_block(scored)[: params.k]
     clock.lap("recency")
-    hits = [Hit(c, s, tuple(store.neighbors(c, params.neighbors))) for c, s in top_hits]
+    hits = [Hit(c, s, tuple(guard_chunks(store.neighbors(c, params.neighbors), scanner))) for c, s in top_hits]
     clock.lap("neighbors")
     return RecallResult(hits, notes, clock.timings, reranked)
 
@@ -103,16 +109,23 @@ def _one_per_block(scored: list[tuple[StoredChunk, float]]) -> list[tuple[Stored
     return out
 
 
-def get_turns(store: Store, session_id: str, turn_id: str, *, window: int = 3) -> list[TurnView]:
-    """The named turn and the `window` turns on each side, splits reassembled; [] when absent."""
+def get_turns(
+    store: Store, session_id: str, turn_id: str, *, window: int = 3, scanner: Scanner | None = None
+) -> list[TurnView]:
+    """The named turn and the `window` turns on each side, splits reassembled; [] when absent.
+
+    Blocks with chunks stored under older redaction rules are redacted by `scanner` (default:
+    the current one) after reassembly, so a secret split across two chunks is caught too.
+    """
+    scanner = scanner or default_scanner()
     chunks = store.turns_around(session_id, turn_id, window)
     views: list[TurnView] = []
     for (seq, tid), turn_chunks in groupby(chunks, key=lambda c: (c.seq, c.turn_id)):
         items = list(turn_chunks)
-        blocks = [
-            reassemble([c.text for c in sorted(group, key=lambda c: c.split_idx)])
-            for _, group in groupby(items, key=lambda c: c.block_idx)
-        ]
+        blocks = []
+        for _, group in groupby(items, key=lambda c: c.block_idx):
+            pieces = sorted(group, key=lambda c: c.split_idx)
+            blocks.append(guard_block(reassemble([c.text for c in pieces]), pieces, scanner))
         first = items[0]
         views.append(TurnView(session_id, tid, seq, first.ts, first.role, tuple(blocks)))
     return views

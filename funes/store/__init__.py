@@ -18,10 +18,11 @@ from typing import TYPE_CHECKING, Any
 
 from funes.chunks import Chunk
 from funes.errors import IncompatibleStore, StoreError
-from funes.store import queries
+from funes.store import queries, redaction
 from funes.store.db import Connection, connect, versions
 from funes.store.lock import writer_lock
 from funes.store.queries import Filters, fts_query
+from funes.store.redaction import BlockRows
 from funes.store.schema import SCHEMA_VERSION, create_vector_table, migrate
 
 if TYPE_CHECKING:
@@ -270,7 +271,11 @@ class Store:
         blobs = self._vector_bytes(vectors) if vectors is not None and self._conn.vectors and self.model_id else None
         now = _now()
         written = 0
+        floor = redaction.floor(self._raw) if self.state() is StoreState.READY else redaction_version
+        lowered = False
         with self._tx():
+            if self.state() is StoreState.EMPTY:
+                redaction.set_floor(self._raw, redaction_version)
             for i, c in enumerate(chunks):
                 cur = self._raw.execute(
                     """insert or ignore into chunks (id, text, session_id, turn_id, parent_id, seq, ts,
@@ -288,8 +293,11 @@ class Store:
                 if cur.rowcount != 1:
                     continue
                 written += 1
+                lowered = lowered or redaction_version < floor
                 if blobs is not None:
                     self._insert_vector(cur.lastrowid, blobs[i], c.harness.value, c.block_type.value)
+            if lowered:
+                redaction.set_floor(self._raw, redaction_version)
         return written
 
     def _insert_vector(self, rowid: int, blob: bytes, harness: str, block_type: str) -> None:
@@ -335,6 +343,68 @@ class Store:
                    chunks = units.chunks + excluded.chunks""",
                 (key, harness, signature, level, _now(), turns, chunks),
             )
+
+    # -- redaction upkeep (funes scrub, index upgrades, the publish gate) -----------------
+
+    @property
+    def redaction_floor(self) -> int:
+        """Every chunk passed a redaction version ≥ this (0 when unknown: rescan everything)."""
+        return redaction.floor(self._raw)
+
+    def blocks_for_rescan(self, *, below_version: int | None = None) -> list[BlockRows]:
+        """Blocks whose chunks were redacted below `below_version` (None: every block)."""
+        return redaction.blocks(self._raw, below_version=below_version)
+
+    def chunk_texts(self, rowids: Sequence[int]) -> dict[int, str]:
+        return redaction.texts(self._raw, list(rowids))
+
+    def rewrite_chunks(
+        self,
+        updates: Sequence[tuple[int, str]],
+        vectors: NDArray[np.float32] | None,
+        *,
+        redaction_version: int,
+        drop: Sequence[int] = (),
+        passed: Sequence[int] = (),
+    ) -> None:
+        """One transaction: set new texts (`updates[i]` ↔ `vectors[i]`, replacing old vectors),
+        delete the `drop` chunks (and their vectors), and record `redaction_version` on the
+        rewritten and on the `passed` (scanned clean) chunks. FTS follows via triggers. Without
+        `vectors`, a rewritten chunk loses its old vector (`chunks_without_vectors` lists it)."""
+        has_vec = self._conn.vectors and self.model_id is not None
+        blobs = self._vector_bytes(vectors) if vectors is not None and has_vec else None
+        meta = redaction.vector_meta(self._raw, [r for r, _ in updates]) if blobs is not None else {}
+        with self._tx():
+            for i, (rowid, text) in enumerate(updates):
+                redaction.update_text(self._raw, rowid, text, redaction_version)
+                if has_vec:  # no new vector: drop the old one, a later backfill embeds the new text
+                    self._raw.execute("delete from chunks_vec where rowid = ?", (rowid,))
+                if blobs is not None and rowid in meta:
+                    self._insert_vector(rowid, blobs[i], *meta[rowid])
+            if drop:
+                redaction.delete(self._raw, list(drop), vectors=has_vec)
+            if passed:
+                redaction.mark(self._raw, list(passed), redaction_version)
+
+    def set_redaction_floor(self, version: int) -> None:
+        with self._tx():
+            redaction.set_floor(self._raw, version)
+
+    def gate_rows(self, *, after_rowid: int = 0) -> Iterator[tuple[str, str, str, int, int, str]]:
+        """(id, session_id, turn_id, block_idx, split_idx, text) block by block: every chunk of
+        the blocks touched by rows after `after_rowid` (0: every chunk)."""
+        return redaction.gate_rows(self._raw, after_rowid=after_rowid)
+
+    def max_rowid(self) -> int:
+        """The highest chunk rowid (0 when empty); rowids only grow."""
+        return redaction.max_rowid(self._raw)
+
+    def purge_freed_text(self) -> None:
+        """After rewrites: merge FTS segments and truncate the WAL (writable connections run
+        with `secure_delete`, so freed pages are already zeroed)."""
+        with self._tx():
+            redaction.merge_fts(self._raw)
+        redaction.truncate_wal(self._raw)
 
     # -- reading -------------------------------------------------------------------------
 
@@ -399,6 +469,7 @@ class Store:
 
 __all__ = [
     "DEFAULT_VECTOR_ELEMENT",
+    "BlockRows",
     "Filters",
     "Store",
     "StoreState",

@@ -8,11 +8,12 @@ memory still opens, lexical-only (`Connection.vectors` is False) and the caller 
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+from funes.paths import create_private_file, make_private_file
 
 BUSY_TIMEOUT_MS = 5000
 
@@ -44,13 +45,15 @@ class Connection:
 
 def create_private(path: Path) -> None:
     """Create `path` as an empty 0600 file if it does not exist (whatever the umask)."""
-    if path.exists():
-        if (path.stat().st_mode & 0o777) != 0o600:
-            path.chmod(0o600)
-        return
-    fd = os.open(path, os.O_CREAT | os.O_RDWR | os.O_EXCL, 0o600)
-    os.close(fd)
-    path.chmod(0o600)
+    create_private_file(path)
+
+
+def _private_sidecars(path: Path) -> None:
+    """SQLite gives -wal/-shm the database file's mode; make sure of it (0600)."""
+    for suffix in ("-wal", "-shm"):
+        sidecar = Path(f"{path}{suffix}")
+        if sidecar.exists():
+            make_private_file(sidecar)
 
 
 def connect(path: Path | str, *, readonly: bool = False) -> Connection:
@@ -74,6 +77,10 @@ def connect(path: Path | str, *, readonly: bool = False) -> Connection:
     if not readonly:
         raw.execute("pragma journal_mode = wal")
         raw.execute("pragma synchronous = normal")
+        # Deleted or rewritten text (funes scrub) is zeroed, not left in free pages.
+        raw.execute("pragma secure_delete = on")
+        if target != ":memory:":
+            _private_sidecars(Path(target))
     vectors, error = _load_vec(raw)
     return Connection(raw, vectors, error, sqlite)
 

@@ -1,0 +1,56 @@
+"""`funes ask claude|codex "<question>"`: recall, then one grounded answer from the agent's CLI."""
+
+from __future__ import annotations
+
+import click
+from rich.console import Console
+
+from funes.cli.common import memory_option, pass_runtime
+from funes.commands.ask import DEFAULT_TIMEOUT_S, AskAgent, AskRequest, plan_ask, run_ask
+from funes.commands.memory import parse_memory
+from funes.commands.runtime import Runtime
+from funes.settings import RECALL
+
+
+@click.command()
+@click.argument("agent", type=click.Choice([a.value for a in AskAgent]))
+@click.argument("question", nargs=-1, required=True)
+@click.option(
+    "-k",
+    "k",
+    type=click.IntRange(min=1, max=50),
+    default=RECALL.k,
+    show_default=True,
+    help="Passages recalled into the prompt.",
+)
+@click.option(
+    "--timeout",
+    "timeout_s",
+    type=click.FloatRange(min=1),
+    default=DEFAULT_TIMEOUT_S,
+    show_default=True,
+    help="Seconds to wait for the agent's answer.",
+)
+@memory_option
+@pass_runtime
+def ask(
+    rt: Runtime, agent: str, question: tuple[str, ...], k: int, timeout_s: float, memory: str | None
+) -> None:
+    """Ask claude or codex a question answered from recalled passages, citing sessions.
+
+    funes recalls in-process and runs the agent once, non-interactively, with the passages in
+    its prompt and no tools or MCP servers; the session is not saved. stdout is the agent's
+    free-text answer. Quote the question (or put `--` before it) when it contains flag-like words.
+    """
+    request = AskRequest(AskAgent(agent), " ".join(question), k)
+    plan = plan_ask(rt, parse_memory(memory, rt), request)
+    for note in plan.notes:
+        click.echo(f"funes: {note}", err=True)
+    console = Console(stderr=True)
+    status = f"asking {agent} with {plan.passages} passage(s) from {plan.memory}…"
+    if console.is_terminal:
+        with console.status(status, spinner="dots"):
+            answer = run_ask(plan, timeout_s=timeout_s)
+    else:
+        answer = run_ask(plan, timeout_s=timeout_s)
+    click.echo(answer.text, nl=not answer.text.endswith("\n"))

@@ -1,0 +1,69 @@
+"""`funes push REMOTE`: publish the local memory's new chunks to a Hub dataset or a directory."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from funes.cli.common import pass_runtime
+from funes.commands.memory import parse_memory
+from funes.commands.push import PushRequest, run_push
+from funes.commands.runtime import Runtime
+
+
+def _ask(question: str) -> bool:
+    return click.confirm(question, default=False, err=True)
+
+
+@click.command()
+@click.argument("remote", metavar="REMOTE")
+@click.option(
+    "--create",
+    is_flag=True,
+    help="Create the dataset repository (or directory) if it does not exist.",
+)
+@click.option(
+    "--private/--public",
+    default=True,
+    show_default=True,
+    help="Visibility of a repository created by --create.",
+)
+@click.option(
+    "--yes",
+    "-y",
+    is_flag=True,
+    help="Push even to a remote that shares no chunks with this memory.",
+)
+@pass_runtime
+def push(rt: Runtime, remote: str, create: bool, private: bool, yes: bool) -> None:
+    """Publish the local memory's new chunks to REMOTE (org/repo, hf://datasets/org/repo, or a directory).
+
+    One commit per push, with the Lance data, a manifest and a dataset card. A secrets gate
+    holds back every block in which a secret is detected (exit status 2 when nothing is left).
+    Pushing to a remote that shares no chunks with this memory asks first (--yes skips).
+    """
+    interactive = sys.stdin.isatty() and sys.stderr.isatty()
+    request = PushRequest(create=create, private=private, assume_yes=yes)
+    report = run_push(rt, parse_memory(remote, rt), request, confirm=_ask if interactive else None)
+    if report.created:
+        click.echo(f"created {report.remote} ({'private' if private else 'public'})", err=True)
+    if report.held_back:
+        rules = ", ".join(f"{rule}: {n}" for rule, n in sorted(report.rules.items()))
+        click.echo(
+            f"funes: warning: held back {report.held_back} chunks ({report.dirty_blocks} blocks) "
+            f"that contain secrets ({rules}); they stay local",
+            err=True,
+        )
+    if report.up_to_date:
+        click.echo(f"{report.remote} is up to date (commit {(report.commit or '')[:12]})")
+    else:
+        click.echo(
+            f"pushed {report.pushed} chunks to {report.remote} (commit {(report.commit or '')[:12]}; "
+            f"{report.remote_chunks} chunks there now)"
+        )
+    if report.unembedded:
+        click.echo(
+            f"  {report.unembedded} chunks have no vector yet and were not pushed (run `funes index`)",
+            err=True,
+        )

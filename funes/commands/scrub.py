@@ -1,0 +1,94 @@
+"""`funes scrub`: rewrite the local memory so it holds no detectable secret; the push gate helper.
+
+`run_scrub` takes the writer lock, rescans every block (or only blocks stored under older
+rules), redacts in place, re-embeds rewritten chunks and reports counts (see
+funes.ingest.scrub). Source transcripts are never modified.
+
+`gate_store(store)` runs the publish gate (funes.redact.gate) over every chunk of an open
+store: `funes status` reports its held-back count and `funes push` publishes only its
+`publishable_ids`. It raises SecretScanFailed when the scanner cannot be trusted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from funes.commands.memory import MemoryRef, open_for_write
+from funes.commands.runtime import Runtime
+from funes.ingest.scrub import ScrubReport, scrub
+from funes.redact import Scanner, default_scanner
+from funes.redact.gate import GateResult, GateRow, gate
+from funes.store import Store
+
+
+@dataclass(slots=True)
+class ScrubOutcome:
+    report: ScrubReport
+    memory: str
+
+
+def run_scrub(rt: Runtime, memory: MemoryRef, *, outdated_only: bool = False) -> ScrubOutcome:
+    """Scrub `memory` in place under its writer lock.
+
+    Raises StoreLocked when another writer holds the memory, IncompatibleStore when its
+    embedding model cannot be matched, UsageError for a remote memory.
+    """
+    store = open_for_write(rt, memory)
+    try:
+        with store.writing():
+            embedder = None
+            if store.vectors_available and store.model_id is not None:
+                spec = rt.embedder_spec_for(store.model_id)
+                store.check_model(spec.model_id)
+                embedder = rt.embedder(spec)
+            report = scrub(store, default_scanner(), embedder, only_outdated=outdated_only)
+            gate_cache_path(store).unlink(missing_ok=True)  # rows were rewritten in place
+        return ScrubOutcome(report, memory.label)
+    finally:
+        store.close()
+
+
+def gate_store(store: Store, scanner: Scanner | None = None) -> GateResult:
+    """The publish gate over every chunk of `store` (raises SecretScanFailed: publish nothing)."""
+    rows = (GateRow(*row) for row in store.gate_rows())
+    return gate(rows, scanner or default_scanner())
+
+
+def gate_cache_path(store: Store) -> Path:
+    """Where `held_back_summary` remembers its last scan, beside the memory file."""
+    return store.path.with_name(store.path.name + ".gate.json")
+
+
+def held_back_summary(store: Store, scanner: Scanner | None = None) -> set[str]:
+    """Chunk ids a push would hold back, scanning only blocks touched since the last call.
+
+    The result is cached beside the memory (rowids only grow; `scrub` and a new rules version
+    invalidate the cache), so `funes status` stays fast on a large memory. Raises
+    SecretScanFailed when the scanner cannot be trusted.
+    """
+    scanner = scanner or default_scanner()
+    cache = gate_cache_path(store)
+    top = store.max_rowid()
+    held: set[str] = set()
+    after = 0
+    try:
+        saved = json.loads(cache.read_text())
+        if saved["version"] == scanner.version and 0 < saved["watermark"] <= top:
+            held, after = set(saved["held"]), int(saved["watermark"])
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    if after < top or top == 0:
+        result = gate((GateRow(*row) for row in store.gate_rows(after_rowid=after)), scanner)
+        held.update(result.held_back_ids)
+        try:
+            tmp = cache.with_suffix(".tmp")
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w") as f:
+                json.dump({"version": scanner.version, "watermark": top, "held": sorted(held)}, f)
+            os.replace(tmp, cache)
+        except OSError:
+            pass  # a read-only location: the next status scans again
+    return held

@@ -1,0 +1,207 @@
+"""stdio for the MCP server: the wire, and early answers while the `mcp` SDK loads.
+
+Importing the SDK costs 1-2 s of CPU on a small machine (pydantic models for every protocol
+revision), and agents do not always wait that long: Codex 0.171 `exec` sends its first model
+request about a second after starting its MCP servers and leaves out the tools of any server
+that has not answered by then. So the server claims stdin/stdout at once, answers
+`initialize`, `tools/list` and `ping` itself from static data while a thread imports the SDK,
+then hands the connection to the SDK. (A `server/discover` probe of protocol 2026-07-28 that
+comes first is answered "Method not found", so the client falls back to the `initialize`
+handshake at once: see answer_early.) The `initialize` it already answered (and any
+`notifications/initialized`) is replayed into the SDK so the session is set up exactly as
+if the SDK had seen it first, the SDK's duplicate reply is dropped (after checking it matches
+what was sent), and every message not answered early follows in order. Everything else,
+tool calls included, is the SDK's.
+
+The wire: frames are newline-delimited JSON. fd 0 and fd 1 are replaced by /dev/null and
+stderr for the life of the process (so nothing a library prints or a child reads can touch
+the protocol); the wire itself is served from private duplicates of the original fds.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import queue
+import threading
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+log = logging.getLogger("funes.mcp")
+
+# Mirrors mcp_types.version (HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION) of the pinned
+# SDK; tests/test_mcp_server.py checks they agree, and the hand-over checks each early answer.
+HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+LATEST_HANDSHAKE_VERSION = HANDSHAKE_VERSIONS[-1]
+
+READY = object()  # queued by the SDK loader once the SDK can take over
+EOF = None  # queued by the reader when stdin closes
+Item = bytes | object | None
+
+
+class Wire:
+    """The process's stdin/stdout, claimed: a reader thread queues lines, `send` writes frames."""
+
+    def __init__(self) -> None:
+        self._in = os.dup(0)
+        self._out = os.dup(1)
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.close(devnull)
+        os.dup2(2, 1)
+        self._lock = threading.Lock()
+        self.items: queue.Queue[Item] = queue.Queue()
+        threading.Thread(target=self._read, name="mcp-stdin", daemon=True).start()
+
+    def _read(self) -> None:
+        with os.fdopen(self._in, "rb") as stream:
+            for line in stream:
+                if line.strip():
+                    self.items.put(line)
+        self.items.put(EOF)
+
+    def send(self, frame: bytes) -> None:
+        """Write one frame (a line ending in \\n) atomically with respect to other senders."""
+        with self._lock:
+            view = memoryview(frame)
+            while view:
+                view = view[os.write(self._out, view) :]
+
+
+@dataclass
+class EarlyPhase:
+    """What happened before the SDK took over: lines to replay, and the answers given."""
+
+    replay: list[bytes] = field(default_factory=list)  # in arrival order
+    initialize_id: Any = None  # the id of an `initialize` answered early
+    initialize_result: dict[str, Any] | None = None
+    answered: int = 0
+    closed: bool = False  # stdin reached EOF before the SDK was ready
+
+
+def initialize_result(
+    params: Any, server_info: dict[str, Any], instructions: str
+) -> dict[str, Any]:
+    """The `initialize` result the SDK's low-level Server gives a tools-only server."""
+    requested = params.get("protocolVersion") if isinstance(params, dict) else None
+    version = requested if requested in HANDSHAKE_VERSIONS else LATEST_HANDSHAKE_VERSION
+    return {
+        "protocolVersion": version,
+        "capabilities": {"tools": {"listChanged": False}},
+        "serverInfo": server_info,
+        "instructions": instructions,
+    }
+
+
+def answer_early(
+    wire: Wire,
+    tools: Callable[[], list[dict[str, Any]]],
+    server_info: dict[str, Any],
+    instructions: str,
+) -> EarlyPhase:
+    """Answer `initialize`, `tools/list` and `ping` until READY (or EOF) comes off the queue."""
+    phase = EarlyPhase()
+    while True:
+        item = wire.items.get()
+        if item is READY:
+            return phase
+        if item is EOF:
+            phase.closed = True
+            return phase
+        assert isinstance(item, bytes)
+        try:
+            message = json.loads(item)
+        except ValueError:
+            message = None
+        if not isinstance(message, dict):
+            phase.replay.append(item)  # the SDK answers malformed input its own way
+            continue
+        method, rid = message.get("method"), message.get("id")
+        result: dict[str, Any] | None = None
+        if method == "server/discover" and rid is not None and phase.initialize_result is None:
+            # A 2026-07-28 client probes before `initialize`. Unanswered, Claude Code falls back to
+            # `initialize` after ~3 s, and the SDK, seeing the probe first, would then serve the
+            # modern era and refuse that `initialize`. "Method not found" is the spec's fallback
+            # signal: the client handshakes at once and the connection is handshake-era.
+            error = {"code": -32601, "message": "Method not found"}
+            wire.send(_frame({"jsonrpc": "2.0", "id": rid, "error": error}))
+            phase.answered += 1
+            continue
+        if method == "initialize" and rid is not None and phase.initialize_result is None:
+            result = initialize_result(message.get("params"), server_info, instructions)
+            phase.initialize_id, phase.initialize_result = rid, result
+            phase.replay.append(item)
+        elif method == "tools/list" and rid is not None and phase.initialize_result is not None:
+            result = {"tools": tools()}
+        elif method == "ping" and rid is not None:
+            result = {}
+        else:
+            phase.replay.append(item)
+            continue
+        wire.send(_frame({"jsonrpc": "2.0", "id": rid, "result": result}))
+        phase.answered += 1
+
+
+class LineSource:
+    """The SDK's stdin: the replayed lines, then live lines until EOF (an async text iterator)."""
+
+    def __init__(self, wire: Wire, replay: list[bytes], closed: bool) -> None:
+        self._wire = wire
+        self._replay = replay
+        self._closed = closed
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return self._lines()
+
+    async def _lines(self) -> AsyncIterator[str]:
+        import anyio.to_thread
+
+        for line in self._replay:
+            yield line.decode("utf-8", errors="replace")
+        if self._closed:
+            return
+        while True:
+            item = await anyio.to_thread.run_sync(self._wire.items.get, abandon_on_cancel=True)
+            if item is EOF:
+                return
+            if isinstance(item, bytes):
+                yield item.decode("utf-8", errors="replace")
+
+
+class FrameSink:
+    """The SDK's stdout: frames go to the wire, except its reply to a replayed `initialize`."""
+
+    def __init__(self, wire: Wire, phase: EarlyPhase) -> None:
+        self._wire = wire
+        self._drop_id = phase.initialize_id
+        self._sent = phase.initialize_result
+
+    async def write(self, text: str) -> None:
+        if self._sent is not None and _is_reply_to(text, self._drop_id):
+            sdk = json.loads(text).get("result")
+            if sdk != self._sent:
+                log.warning(
+                    "early initialize answer differed from the SDK's: sent %s, SDK %s",
+                    self._sent,
+                    sdk,
+                )
+            self._sent = None
+            return
+        self._wire.send(text.encode("utf-8"))
+
+    async def flush(self) -> None:
+        return None
+
+
+def _frame(message: dict[str, Any]) -> bytes:
+    return json.dumps(message, separators=(",", ":")).encode() + b"\n"
+
+
+def _is_reply_to(text: str, rid: Any) -> bool:
+    try:
+        frame = json.loads(text)
+    except ValueError:
+        return False
+    return isinstance(frame, dict) and "method" not in frame and frame.get("id") == rid

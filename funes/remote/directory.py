@@ -1,0 +1,98 @@
+"""A plain directory as a remote memory: for air-gapped teams (a shared disk) and for tests.
+
+The directory holds what a Hub repository would: `chunks.lance/`, `funes.json`, `README.md`.
+A commit is the Lance dataset version (`v<N>`; `v0` = no dataset yet); a snapshot reads that
+version in place (Lance versions are immutable). Pushes take an exclusive lock on
+`.funes.lock` in the directory, check that the head is still the snapshot's commit, then
+append in place: two writers on one machine (or one shared filesystem with working locks)
+never lose each other's chunks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from filelock import FileLock
+
+from funes.errors import RemoteError
+from funes.remote.base import HeadMoved, RemoteMissing, RemoteState, Snapshot
+from funes.remote.lance_export import TABLE
+
+LOCK = ".funes.lock"
+LOCK_WAIT_S = 60.0
+U64_MAX = 2**64 - 1
+
+
+def _version(commit: str) -> int:
+    if not re.fullmatch(r"v\d+", commit):
+        raise RemoteError(f"not a directory memory commit: {commit!r}", hint="expected v<N>")
+    return int(commit[1:])
+
+
+def latest_version(versions: Path) -> int:
+    """The newest committed Lance version, from the manifest names alone (one directory listing).
+
+    Lance names manifests `<N>.manifest` or, in its V2 scheme, `<u64::MAX - N>.manifest` (so
+    the newest sorts first); a manifest only appears once its version is committed.
+    """
+    newest = 0
+    for entry in versions.iterdir():
+        if entry.suffix != ".manifest" or not entry.stem.isdigit():
+            continue
+        n = int(entry.stem)
+        newest = max(newest, U64_MAX - n if n > U64_MAX // 2 else n)
+    return newest
+
+
+class DirRemote:
+    """A directory holding a funes Lance export (see module docstring)."""
+
+    networked = False
+
+    def __init__(self, path: Path) -> None:
+        self.path = path.expanduser().resolve()
+        self.label = self.path.as_uri()
+        digest = hashlib.sha1(str(self.path).encode()).hexdigest()[:10]
+        self.key = "dir_" + re.sub(r"[^A-Za-z0-9._-]", "_", self.path.name or "root") + "_" + digest
+
+    def state(self) -> RemoteState:
+        if not self.path.exists():
+            return RemoteState.MISSING
+        if not self.path.is_dir():
+            raise RemoteError(f"{self.path} is not a directory")
+        return (
+            RemoteState.READY if (self.path / TABLE / "_versions").is_dir() else RemoteState.EMPTY
+        )
+
+    def require_write_access(self) -> None:
+        return None  # checked by the filesystem when writing
+
+    def create(self, *, private: bool) -> None:
+        self.path.mkdir(parents=True, exist_ok=True, mode=0o700 if private else 0o755)
+
+    def head(self) -> str:
+        if not self.path.is_dir():
+            raise RemoteMissing(
+                f"no memory directory at {self.path}",
+                hint="check the path; `funes push <dir> --create` creates it",
+            )
+        versions = self.path / TABLE / "_versions"
+        if not versions.is_dir():
+            return "v0"
+        return f"v{latest_version(versions)}"
+
+    def snapshot(self, commit: str, *, local_only: bool = False) -> Snapshot:
+        return Snapshot(commit, self.path, version=_version(commit))
+
+    def publish(self, base: Snapshot, build: Callable[[Path], None], *, message: str) -> str:
+        try:
+            with FileLock(str(self.path / LOCK), timeout=LOCK_WAIT_S, mode=0o600):
+                if self.head() != base.commit:
+                    raise HeadMoved(f"{self.label} moved while pushing")
+                build(self.path)
+                return self.head()
+        except OSError as exc:
+            raise RemoteError(f"cannot write to {self.path}: {exc}") from exc

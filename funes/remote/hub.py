@@ -1,0 +1,179 @@
+"""A Hugging Face dataset repository as a remote memory (through `funes.hf`).
+
+Reads: `head()` is one request (the branch's refs); `snapshot(commit)` downloads the files
+of that commit into the standard HF cache once and then serves them from it. Writes stage a
+copy of the snapshot (immutable data and index files are symlinked, small metadata files
+copied), let the caller's `build` append there, and upload exactly the new and changed files
+in one `create_commit` whose `parent_commit` is the snapshot's commit (the Hub answers 412
+when the branch moved: HeadMoved).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from funes import hf
+from funes.errors import RemoteError
+from funes.remote.base import (
+    CARD,
+    MANIFEST,
+    HeadMoved,
+    RemoteMissing,
+    RemoteOffline,
+    RemoteState,
+    RemoteUnauthorized,
+    Snapshot,
+)
+from funes.remote.lance_export import TABLE
+
+PATTERNS = (f"{TABLE}/**", MANIFEST, CARD)
+_IMMUTABLE = (f"{TABLE}/data/", f"{TABLE}/_indices/", f"{TABLE}/_transactions/")
+_LINK = "<symlink>"
+TOKEN_HINT = "run `hf auth login` with a token that can write to it, or set HF_TOKEN"
+
+
+def _mapped(exc: hf.HubError, label: str, *, writing: bool = False) -> RemoteError:
+    if isinstance(exc, hf.HubOffline):
+        return RemoteOffline(
+            f"cannot reach the Hugging Face Hub for {label} (offline?)",
+            hint="check the network, or read the last cached copy with --offline",
+        )
+    if isinstance(exc, hf.HubNotFound):
+        return RemoteMissing(
+            f"{label} does not exist, or your token cannot see it",
+            hint="check the name; a private dataset needs a token of an account that can read it"
+            + ("; `funes push <repo> --create` creates it (private)" if writing else ""),
+        )
+    if isinstance(exc, hf.HubUnauthorized):
+        return RemoteUnauthorized(
+            f"the Hugging Face Hub refused your token for {label}", hint=TOKEN_HINT
+        )
+    if isinstance(exc, hf.HubForbidden):
+        return RemoteUnauthorized(
+            f"your Hugging Face token cannot write to {label} (a read-only token?)",
+            hint="create a token with write access at https://huggingface.co/settings/tokens, then "
+            + TOKEN_HINT,
+        )
+    if isinstance(exc, hf.HubConflict):
+        return HeadMoved(f"{label} moved while pushing")
+    return RemoteError(f"{label}: {exc}")
+
+
+class HubRemote:
+    """`org/repo` on the Hugging Face Hub (repo type: dataset)."""
+
+    networked = True
+
+    def __init__(self, repo_id: str) -> None:
+        self.repo_id = repo_id
+        self.label = f"hf://datasets/{repo_id}"
+        self.key = "hf_" + re.sub(r"[^A-Za-z0-9._-]", "_", repo_id.replace("/", "__"))
+
+    def state(self) -> RemoteState:
+        try:
+            if not hf.repo_exists(self.repo_id):
+                return RemoteState.MISSING
+            snap = self.snapshot(self.head())
+        except (RemoteOffline, hf.HubOffline):
+            return RemoteState.OFFLINE
+        except (RemoteUnauthorized, hf.HubUnauthorized):
+            return RemoteState.UNAUTHORIZED
+        except RemoteMissing:
+            return RemoteState.MISSING
+        return RemoteState.READY if snap.has_dataset else RemoteState.EMPTY
+
+    def require_write_access(self) -> None:
+        if not hf.token():
+            raise RemoteUnauthorized(
+                f"no Hugging Face token: pushing to {self.label} needs one", hint=TOKEN_HINT
+            )
+
+    def create(self, *, private: bool) -> None:
+        try:
+            hf.create_repo(self.repo_id, private=private)
+        except hf.HubError as exc:
+            raise _mapped(exc, self.label, writing=True) from exc
+
+    def head(self) -> str:
+        try:
+            return hf.head_commit(self.repo_id)
+        except hf.HubError as exc:
+            raise _mapped(exc, self.label) from exc
+
+    def snapshot(self, commit: str, *, local_only: bool = False) -> Snapshot:
+        try:
+            root = hf.snapshot(
+                self.repo_id, revision=commit, patterns=PATTERNS, local_only=local_only
+            )
+        except hf.HubError as exc:
+            raise _mapped(exc, self.label) from exc
+        return Snapshot(commit, root)
+
+    def publish(self, base: Snapshot, build: Callable[[Path], None], *, message: str) -> str:
+        with tempfile.TemporaryDirectory(prefix="funes-push-") as tmp:
+            stage = Path(tmp) / "repo"
+            before = stage_copy(base.root, stage)
+            build(stage)
+            files = changed_files(stage, before)
+            if not files:
+                return base.commit
+            try:
+                return hf.create_commit(
+                    self.repo_id, files, message=message, parent_commit=base.commit
+                )
+            except hf.HubError as exc:
+                raise _mapped(exc, self.label, writing=True) from exc
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def stage_copy(src: Path, dest: Path) -> dict[str, str]:
+    """Lay `src` (a snapshot folder) out at `dest` for writing; returns {relpath: sha256 or link}.
+
+    Files that never change once written (data fragments, index files, transactions) become
+    symlinks to the cached blobs; the rest (manifests, the version hint, card) are copied.
+    """
+    dest.mkdir(parents=True, mode=0o700)
+    before: dict[str, str] = {}
+    if not src.is_dir():
+        return before
+    for root, _, names in os.walk(src):
+        for name in names:
+            path = Path(root) / name
+            rel = path.relative_to(src).as_posix()
+            target = dest / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            real = path.resolve()
+            if rel.startswith(_IMMUTABLE):
+                target.symlink_to(real)
+                before[rel] = _LINK
+            else:
+                shutil.copyfile(real, target)
+                before[rel] = _sha256(target)
+    return before
+
+
+def changed_files(stage: Path, before: dict[str, str]) -> dict[str, Path]:
+    """{relpath: file} of the files under `stage` that are new or differ from `before`."""
+    out: dict[str, Path] = {}
+    for root, _, names in os.walk(stage):
+        for name in names:
+            path = Path(root) / name
+            rel = path.relative_to(stage).as_posix()
+            if path.is_symlink() and before.get(rel) == _LINK:
+                continue
+            if before.get(rel) != _sha256(path):
+                out[rel] = path
+    return out

@@ -1,0 +1,224 @@
+"""`push`: publish the memory's new chunks to a remote, one commit per push, never losing data.
+
+    classify the remote (missing → refuse unless asked to create; offline/unauthorized → refuse)
+    loop (≤ MAX_ATTEMPTS):
+        head → snapshot → the remote's ids into the outbox
+        first time only: wrong-memory guard, then the secrets gate over every pending block
+        nothing cleared left → up to date (or PushRefused when the gate held back everything)
+        publish(snapshot, append cleared rows + indexes + manifest + card)
+            HeadMoved → another writer landed first: redo on the new head
+    write the receipt (the remote's ids + what this push published)
+
+Fails closed: a scanner error, an unreadable remote dataset or a model mismatch publish
+nothing. The memory is read without its writer lock (indexing may go on meanwhile; chunks
+written after the gate ran wait for the next push).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from funes.errors import PushRefused, RemoteError
+from funes.paths import ensure_private_dir
+from funes.errors import SecretScanFailed
+from funes.redact import Scanner
+from funes.redact.gate import gate
+from funes.remote import lance_export
+from funes.remote.base import (
+    HeadMoved,
+    Remote,
+    RemoteMissing,
+    RemoteOffline,
+    RemoteState,
+    RemoteUnauthorized,
+    Snapshot,
+)
+from funes.remote.card import PushFacts, write_sidecars
+from funes.store.export import Outbox
+
+MAX_ATTEMPTS = 10
+
+
+@dataclass(frozen=True, slots=True)
+class PushOptions:
+    create: bool = False  # create the remote when it is missing
+    private: bool = True  # visibility of a created remote
+    assume_yes: bool = False  # skip the wrong-memory question
+    confirm: Callable[[str], bool] | None = None  # asks the user; None: no one to ask
+    host: str | None = None
+    recall_name: str | None = None  # what the card tells readers to pass to --memory
+
+
+@dataclass(slots=True)
+class PushReport:
+    """What a push did. Counts only; never chunk text."""
+
+    remote: str
+    commit: str | None = None
+    pushed: int = 0
+    held_back: int = 0
+    dirty_blocks: int = 0
+    rules: dict[str, int] = field(default_factory=dict)
+    unembedded: int = 0  # chunks without a vector (not sendable yet)
+    created: bool = False
+    up_to_date: bool = False
+    attempts: int = 0
+    remote_chunks: int = 0  # rows in the remote dataset after the push
+    index_actions: list[str] = field(default_factory=list)
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def receipt_path(receipts: Path, remote: Remote) -> Path:
+    return receipts / f"{remote.key}.db"
+
+
+def _prepare(remote: Remote, options: PushOptions, report: PushReport) -> None:
+    remote.require_write_access()
+    state = remote.state()
+    if state is RemoteState.OFFLINE:
+        raise RemoteOffline(
+            f"cannot reach {remote.label}: nothing was pushed", hint="retry when online"
+        )
+    if state is RemoteState.UNAUTHORIZED:
+        raise RemoteUnauthorized(f"{remote.label} refused these credentials: nothing was pushed")
+    if state is RemoteState.MISSING:
+        if not options.create:
+            raise RemoteMissing(
+                f"{remote.label} does not exist (or your token cannot see it); funes does not create "
+                "remotes unless asked",
+                hint="check the name, or pass --create to create it (private unless --public)",
+            )
+        remote.create(private=options.private)
+        report.created = True
+
+
+def _load_remote_ids(box: Outbox, snap: Snapshot, label: str) -> None:
+    box.reset_remote()
+    if not snap.has_dataset:
+        return
+    found = lance_export.info(snap.dataset, version=snap.version)
+    assert box.model_id is not None
+    lance_export.check_compat(found, box.model_id, box.dim, where=label)
+    for ids in lance_export.iter_ids(snap.dataset, version=snap.version):
+        box.add_remote(ids)
+
+
+def _run_gate(box: Outbox, scanner: Scanner, report: PushReport) -> None:
+    for batch in box.pending():
+        try:
+            result = gate(batch, scanner)
+        except SecretScanFailed as exc:  # fail closed: nothing leaves the machine
+            raise PushRefused(
+                f"{exc.message}: nothing was published",
+                hint="this is a bug in funes' scanner; report it with `funes --debug push …`",
+            ) from exc
+        box.clear(result.publishable_ids)
+        report.held_back += len(result.held_back_ids)
+        report.dirty_blocks += result.blocks_held_back
+        for rule, n in result.findings_by_rule.items():
+            report.rules[rule] = report.rules.get(rule, 0) + n
+
+
+def push(
+    memory: Path, remote: Remote, *, scanner: Scanner, receipts: Path, options: PushOptions
+) -> PushReport:
+    """Publish the chunks of the memory at `memory` that `remote` lacks (module docstring).
+
+    Raises RemoteMissing / RemoteOffline / RemoteUnauthorized / IncompatibleStore /
+    RemoteError, and PushRefused (exit 2) when the gate held back every pending chunk.
+    """
+    report = PushReport(remote.label)
+    _prepare(remote, options, report)
+    ensure_private_dir(receipts)
+    with (
+        tempfile.TemporaryDirectory(prefix="funes-outbox-") as tmp,
+        Outbox(memory, Path(tmp) / "outbox.db") as box,
+    ):
+        if box.model_id is None or not box.vectors:
+            raise RemoteError(
+                "this memory has no vectors to share",
+                hint="run `funes index` with vector search available (sqlite-vec), then push",
+            )
+        gated = False
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            report.attempts = attempt
+            snap = remote.snapshot(remote.head())
+            _load_remote_ids(box, snap, remote.label)
+            meta = {"remote": remote.label, "commit": snap.commit, "checked_at": _now()}
+            if not gated:
+                counts = box.counts()
+                report.unembedded = counts.unembedded
+                if counts.pending == 0:
+                    box.write_receipt(receipt_path(receipts, remote), published=False, meta=meta)
+                    report.up_to_date, report.commit = True, snap.commit
+                    return report
+                if counts.shared == 0 and not options.assume_yes:
+                    question = (
+                        f"{remote.label} shares no chunks with this memory (a first push, or the "
+                        f"wrong remote). Push {counts.pending} chunks to it?"
+                    )
+                    if options.confirm is None or not options.confirm(question):
+                        raise RemoteError(
+                            f"refusing to push {counts.pending} chunks to {remote.label}: it shares "
+                            "no chunks with this memory",
+                            hint="check the remote, then re-run with --yes",
+                        )
+                _run_gate(box, scanner, report)
+                gated = True
+                if report.held_back and box.cleared_total() == 0:
+                    raise PushRefused(
+                        f"every pending chunk ({report.held_back} in {report.dirty_blocks} blocks) holds "
+                        "a secret: nothing was published",
+                        hint="the chunks stay local; redact the transcripts and re-index to share them",
+                    )
+            to_send = box.cleared_pending()
+            if to_send == 0:  # another writer published them meanwhile
+                box.write_receipt(receipt_path(receipts, remote), published=False, meta=meta)
+                report.up_to_date, report.commit = True, snap.commit
+                return report
+            built: dict[str, object] = {}
+
+            def build(root: Path, snap: Snapshot = snap, built: dict[str, object] = built) -> None:
+                table = root / lance_export.TABLE
+                assert box.model_id is not None
+                built["rows"] = lance_export.write(
+                    table, box.to_publish(), model_id=box.model_id, dim=box.dim
+                )
+                built["actions"] = lance_export.maintain_indexes(table)
+                total = lance_export.info(table).rows
+                built["total"] = total
+                write_sidecars(
+                    root,
+                    PushFacts(
+                        remote.label,
+                        options.recall_name or remote.label,
+                        box.model_id,
+                        box.dim,
+                        total,
+                        _now(),
+                        options.host,
+                    ),
+                )
+
+            try:
+                commit = remote.publish(snap, build, message=f"funes push: +{to_send} chunks")
+            except HeadMoved:
+                continue
+            meta["commit"] = commit
+            box.write_receipt(receipt_path(receipts, remote), published=True, meta=meta)
+            report.commit = commit
+            report.pushed = int(built.get("rows", 0))  # type: ignore[call-overload]
+            report.remote_chunks = int(built.get("total", 0))  # type: ignore[call-overload]
+            report.index_actions = list(built.get("actions", []))  # type: ignore[call-overload]
+            return report
+    raise RemoteError(
+        f"{remote.label} kept moving: gave up after {MAX_ATTEMPTS} attempts (nothing was lost)",
+        hint="retry in a moment",
+    )

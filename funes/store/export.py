@@ -1,0 +1,265 @@
+"""The SQL of sharing: what a push sends, what this host has published, sealing a cache file.
+
+`Outbox` pairs a memory (attached read-only, never locked) with a scratch SQLite file that
+holds the remote's chunk ids and the ids the secrets gate cleared. Every set operation is an
+anti-join inside SQLite, streamed in bounded batches: a push never loads the memory into RAM
+and never builds a parameter list longer than one batch.
+
+A push receipt is a small SQLite file (`ids(id)` + `meta(key, value)`): the chunk ids this host
+has seen on one remote (the remote's ids at its last push, plus what that push published).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+from funes.store.db import _load_vec, connect, create_private, sqlite_module
+from funes.store.queries import CHUNK_COLUMNS
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+_COLS = ", ".join(f"c.{name.strip()}" for name in CHUNK_COLUMNS.split(",")[1:])  # no rowid
+_POSITION = "c.session_id, c.seq, c.block_idx, c.split_idx"
+
+
+@dataclass(frozen=True, slots=True)
+class ExportRow:
+    """A chunk as shared (the store's columns, in `CHUNK_COLUMNS` order, minus rowid)."""
+
+    id: str
+    text: str
+    session_id: str
+    turn_id: str
+    parent_id: str | None
+    seq: int
+    ts: str
+    role: str
+    block_type: str
+    block_idx: int
+    split_idx: int
+    tool_name: str | None
+    harness: str
+    workdir: str
+    cwd: str | None
+    git_branch: str | None
+    host: str | None
+    source_path: str
+    parent_session_id: str | None
+    scaffold: int
+    redaction_version: int
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxCounts:
+    local: int  # chunks of the memory that have a vector (what a push can send)
+    pending: int  # of which the remote does not have yet
+    shared: int  # chunks of the memory the remote already has
+    unembedded: int  # chunks without a vector (never sent; `funes index` embeds them)
+
+
+def _uri(path: Path, mode: str) -> str:
+    return f"file:{quote(str(path.resolve()))}?mode={mode}"
+
+
+class Outbox:
+    """A memory attached read-only to a scratch file (see module docstring). One per push."""
+
+    def __init__(self, memory: Path, scratch: Path) -> None:
+        sqlite = sqlite_module()
+        create_private(scratch)
+        self._raw: Any = sqlite.connect(str(scratch), uri=True, check_same_thread=False)
+        self._raw.execute("pragma busy_timeout = 5000")
+        self.vectors, _ = _load_vec(self._raw)
+        self._raw.execute("attach database ? as mem", (_uri(memory, "ro"),))
+        self._raw.executescript(
+            """create table if not exists remote_ids (id text primary key) without rowid;
+               create table if not exists cleared (id text primary key) without rowid;"""
+        )
+        meta = dict(self._raw.execute("select key, value from mem.meta").fetchall())
+        self.model_id: str | None = meta.get("embedding_model")
+        self.dim = int(meta.get("embedding_dim") or 0)
+        self.element = meta.get("vector_element") or "float"
+        self.scale = float(meta.get("vector_scale") or 1.0)
+        has_vec = self._raw.execute(
+            "select 1 from mem.sqlite_master where name = 'chunks_vec'"
+        ).fetchone()
+        self.vectors = bool(self.vectors and has_vec and self.model_id)
+
+    def close(self) -> None:
+        self._raw.close()
+
+    def __enter__(self) -> Outbox:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- the remote's ids ------------------------------------------------------------------
+
+    def reset_remote(self) -> None:
+        self._raw.execute("delete from remote_ids")
+        self._raw.commit()
+
+    def add_remote(self, ids: Sequence[str]) -> None:
+        """Record a batch of chunk ids the remote holds."""
+        self._raw.executemany(
+            "insert or ignore into remote_ids (id) values (?)", [(i,) for i in ids]
+        )
+        self._raw.commit()
+
+    def _has_vector(self) -> str:
+        if not self.vectors:
+            return "0"
+        return "exists (select 1 from mem.chunks_vec v where v.rowid = c.rowid)"
+
+    def counts(self) -> OutboxCounts:
+        hv = self._has_vector()
+        local, pending, unembedded = self._raw.execute(
+            f"""select coalesce(sum({hv}), 0),
+                       coalesce(sum({hv} and not exists
+                           (select 1 from remote_ids r where r.id = c.id)), 0),
+                       coalesce(sum(not {hv}), 0)
+                from mem.chunks c"""
+        ).fetchone()
+        shared = self._raw.execute(
+            "select count(*) from mem.chunks c join remote_ids r on r.id = c.id"
+        ).fetchone()[0]
+        return OutboxCounts(int(local), int(pending), int(shared), int(unembedded))
+
+    # -- what to send ----------------------------------------------------------------------
+
+    def pending(self, *, batch_rows: int = 1000) -> Iterator[list[ExportRow]]:
+        """Pending chunks (with a vector, not on the remote) in session order.
+
+        Batches hold about `batch_rows` rows and never split a block (a block's chunks arrive
+        together, so the secrets gate judges blocks whole).
+        """
+        cur = self._raw.execute(
+            f"""select {_COLS} from mem.chunks c
+                where {self._has_vector()}
+                  and not exists (select 1 from remote_ids r where r.id = c.id)
+                order by {_POSITION}"""
+        )
+        batch: list[ExportRow] = []
+        while rows := cur.fetchmany(256):
+            for row in rows:
+                r = ExportRow(*row)
+                if len(batch) >= batch_rows and not _same_block(batch[-1], r):
+                    yield batch
+                    batch = []
+                batch.append(r)
+        if batch:
+            yield batch
+
+    def clear(self, ids: Sequence[str]) -> None:
+        """Mark chunk ids as cleared by the secrets gate."""
+        self._raw.executemany("insert or ignore into cleared (id) values (?)", [(i,) for i in ids])
+        self._raw.commit()
+
+    def cleared_pending(self) -> int:
+        """Cleared chunks the remote does not have yet (what the next commit would add)."""
+        return int(
+            self._raw.execute(
+                "select count(*) from cleared k where not exists (select 1 from remote_ids r where r.id = k.id)"
+            ).fetchone()[0]
+        )
+
+    def cleared_total(self) -> int:
+        return int(self._raw.execute("select count(*) from cleared").fetchone()[0])
+
+    def to_publish(
+        self, *, batch_rows: int = 2048
+    ) -> Iterator[tuple[list[ExportRow], NDArray[np.float32]]]:
+        """Cleared chunks not on the remote, with their vectors (float32, shape (n, dim)), by rowid."""
+        import numpy as np
+
+        cur = self._raw.execute(
+            f"""select {_COLS}, v.embedding from cleared k
+                join mem.chunks c on c.id = k.id
+                join mem.chunks_vec v on v.rowid = c.rowid
+                where not exists (select 1 from remote_ids r where r.id = k.id)
+                order by c.rowid"""
+        )
+        while rows := cur.fetchmany(batch_rows):
+            blobs = b"".join(r[-1] for r in rows)
+            if self.element == "int8":
+                vectors = np.frombuffer(blobs, np.int8).astype(np.float32) / np.float32(self.scale)
+            else:
+                vectors = np.frombuffer(blobs, np.float32).copy()
+            yield [ExportRow(*r[:-1]) for r in rows], vectors.reshape(len(rows), self.dim)
+
+    # -- receipts --------------------------------------------------------------------------
+
+    def write_receipt(self, dest: Path, *, published: bool, meta: Mapping[str, str]) -> None:
+        """Atomically (re)write the receipt at `dest`: the remote's ids, plus the cleared ids
+        when `published` (the commit that carried them landed)."""
+        tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
+        tmp.unlink(missing_ok=True)
+        create_private(tmp)
+        self._raw.execute("attach database ? as rcpt", (str(tmp),))
+        try:
+            self._raw.executescript(
+                """create table rcpt.ids (id text primary key) without rowid;
+                   create table rcpt.meta (key text primary key, value text not null);
+                   insert or ignore into rcpt.ids select id from remote_ids;"""
+            )
+            if published:
+                self._raw.execute("insert or ignore into rcpt.ids select id from cleared")
+            self._raw.executemany(
+                "insert into rcpt.meta (key, value) values (?, ?)", sorted(meta.items())
+            )
+            self._raw.commit()
+        finally:
+            self._raw.execute("detach database rcpt")
+        os.replace(tmp, dest)
+
+
+def _same_block(a: ExportRow, b: ExportRow) -> bool:
+    return (a.session_id, a.turn_id, a.block_idx) == (b.session_id, b.turn_id, b.block_idx)
+
+
+@dataclass(frozen=True, slots=True)
+class ReceiptStatus:
+    """What one receipt says about the memory: how much of it this host has published."""
+
+    meta: dict[str, str]
+    published: int  # chunks of the memory recorded in the receipt
+    pending_chunks: int  # chunks of the memory not in it
+    pending_sessions: int  # sessions with at least one such chunk
+
+
+def receipt_status(memory: Path, receipt: Path) -> ReceiptStatus:
+    """Compare the memory with a receipt (two anti-joins; nothing is loaded into RAM)."""
+    conn = connect(memory, readonly=True)
+    try:
+        raw = conn.raw
+        raw.execute("attach database ? as rcpt", (_uri(receipt, "ro"),))
+        meta = dict(raw.execute("select key, value from rcpt.meta").fetchall())
+        published = raw.execute(
+            "select count(*) from chunks c join rcpt.ids r on r.id = c.id"
+        ).fetchone()[0]
+        chunks, sessions = raw.execute(
+            """select count(*), count(distinct session_id) from chunks c
+               where not exists (select 1 from rcpt.ids r where r.id = c.id)"""
+        ).fetchone()
+    finally:
+        conn.close()
+    return ReceiptStatus(meta, int(published), int(chunks), int(sessions))
+
+
+def seal(path: Path) -> None:
+    """Fold the write-ahead log into `path` and switch it to a rollback journal, so the file
+    stands alone (a read-only opener needs no -wal/-shm files and no write access)."""
+    conn = connect(path)
+    try:
+        conn.raw.execute("pragma wal_checkpoint(truncate)")
+        conn.raw.execute("pragma journal_mode = delete")
+    finally:
+        conn.close()

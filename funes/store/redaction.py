@@ -1,0 +1,154 @@
+"""SQL for keeping a memory's text free of secrets: per-block listings, in-place rewrites.
+
+Used through `Store` methods (`blocks_for_rescan`, `chunk_texts`, `rewrite_chunks`,
+`delete_chunks`, `mark_redaction_version`, `redaction_floor`, `gate_rows`, `purge_freed_text`).
+FTS rows follow `chunks` through its triggers (update of text → delete + insert in
+`chunks_fts`; delete → delete). `purge_freed_text` merges the FTS segments (so deleted terms
+leave the index), and with `secure_delete` on and a truncating WAL checkpoint, old text no
+longer lies in free pages or the WAL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+FLOOR_KEY = "redaction_floor"  # meta: every chunk's redaction_version is ≥ this
+
+
+@dataclass(frozen=True, slots=True)
+class BlockRows:
+    """The chunks of one block, in split order: rowids, ids and their redaction versions."""
+
+    session_id: str
+    turn_id: str
+    block_idx: int
+    rowids: tuple[int, ...]
+    ids: tuple[str, ...]
+    versions: tuple[int, ...]
+
+
+def blocks(raw: Any, *, below_version: int | None) -> list[BlockRows]:
+    """Every block (or only those with a chunk below `below_version`), in session order."""
+    rows = raw.execute(
+        """select rowid, id, session_id, turn_id, block_idx, split_idx, redaction_version
+           from chunks order by session_id, turn_id, block_idx, split_idx"""
+    ).fetchall()
+    out: list[BlockRows] = []
+    current: list[tuple[Any, ...]] = []
+
+    def flush() -> None:
+        if not current:
+            return
+        versions = tuple(int(r[6]) for r in current)
+        if below_version is None or min(versions) < below_version:
+            first = current[0]
+            out.append(
+                BlockRows(
+                    first[2], first[3], int(first[4]),
+                    tuple(int(r[0]) for r in current), tuple(r[1] for r in current), versions,
+                )
+            )  # fmt: skip
+
+    for row in rows:
+        if current and (row[2], row[3], row[4]) != (current[0][2], current[0][3], current[0][4]):
+            flush()
+            current = []
+        current.append(tuple(row))
+    flush()
+    return out
+
+
+def texts(raw: Any, rowids: list[int]) -> dict[int, str]:
+    out: dict[int, str] = {}
+    for start in range(0, len(rowids), 500):
+        part = rowids[start : start + 500]
+        marks = ",".join("?" * len(part))
+        for rowid, text in raw.execute(
+            f"select rowid, text from chunks where rowid in ({marks})", part
+        ):
+            out[int(rowid)] = text
+    return out
+
+
+def vector_meta(raw: Any, rowids: list[int]) -> dict[int, tuple[str, str]]:
+    """(harness, block_type) of each chunk, for rewriting its vector row."""
+    out: dict[int, tuple[str, str]] = {}
+    for start in range(0, len(rowids), 500):
+        part = rowids[start : start + 500]
+        marks = ",".join("?" * len(part))
+        for rowid, harness, block_type in raw.execute(
+            f"select rowid, harness, block_type from chunks where rowid in ({marks})", part
+        ):
+            out[int(rowid)] = (harness, block_type)
+    return out
+
+
+def gate_rows(raw: Any, *, after_rowid: int = 0) -> Iterator[tuple[str, str, str, int, int, str]]:
+    """(id, session_id, turn_id, block_idx, split_idx, text) block by block: every chunk of each
+    block that has at least one chunk with rowid > `after_rowid` (0: every chunk)."""
+    if after_rowid <= 0:
+        yield from raw.execute(
+            """select id, session_id, turn_id, block_idx, split_idx, text from chunks
+               order by session_id, turn_id, block_idx, split_idx"""
+        )
+        return
+    yield from raw.execute(
+        """select c.id, c.session_id, c.turn_id, c.block_idx, c.split_idx, c.text from chunks c
+           join (select distinct session_id, turn_id, block_idx from chunks where rowid > ?) b
+             on b.session_id = c.session_id and b.turn_id = c.turn_id and b.block_idx = c.block_idx
+           order by c.session_id, c.turn_id, c.block_idx, c.split_idx""",
+        (after_rowid,),
+    )
+
+
+def max_rowid(raw: Any) -> int:
+    return int(raw.execute("select coalesce(max(rowid), 0) from chunks").fetchone()[0])
+
+
+def update_text(raw: Any, rowid: int, text: str, version: int) -> None:
+    raw.execute(
+        "update chunks set text = ?, redaction_version = ? where rowid = ?", (text, version, rowid)
+    )
+
+
+def delete(raw: Any, rowids: list[int], *, vectors: bool) -> None:
+    for start in range(0, len(rowids), 500):
+        part = rowids[start : start + 500]
+        marks = ",".join("?" * len(part))
+        if vectors:
+            raw.execute(f"delete from chunks_vec where rowid in ({marks})", part)
+        raw.execute(f"delete from chunks where rowid in ({marks})", part)
+
+
+def mark(raw: Any, rowids: list[int], version: int) -> None:
+    for start in range(0, len(rowids), 500):
+        part = rowids[start : start + 500]
+        marks = ",".join("?" * len(part))
+        raw.execute(
+            f"update chunks set redaction_version = ? where rowid in ({marks}) and redaction_version < ?",
+            [version, *part, version],
+        )
+
+
+def floor(raw: Any) -> int:
+    """The recorded minimum redaction version of this memory (0 when never recorded)."""
+    row = raw.execute("select value from meta where key = ?", (FLOOR_KEY,)).fetchone()
+    try:
+        return int(row[0]) if row is not None else 0
+    except (TypeError, ValueError):
+        return 0
+
+
+def set_floor(raw: Any, version: int) -> None:
+    raw.execute("insert or replace into meta (key, value) values (?, ?)", (FLOOR_KEY, str(version)))
+
+
+def merge_fts(raw: Any) -> None:
+    """Merge every FTS segment into one, dropping the entries of deleted/rewritten rows."""
+    raw.execute("insert into chunks_fts (chunks_fts) values ('optimize')")
+
+
+def truncate_wal(raw: Any) -> None:
+    raw.execute("pragma wal_checkpoint(truncate)")

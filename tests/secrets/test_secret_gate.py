@@ -1,0 +1,146 @@
+"""The publish gate: whole blocks judged, split secrets caught, fail closed, no values leaked."""
+
+from __future__ import annotations
+
+import pytest
+from secret_corpus import ALNUM, URLSAFE, Gen
+
+from funes.chunks import split_text
+from funes.errors import SecretScanFailed
+from funes.redact import Finding, default_scanner
+from funes.redact.gate import GateRow, gate, rewrite_block
+
+
+def _github_token(seed: int) -> str:
+    return "gh" + "p_" + Gen(seed).mixed(ALNUM, 36)
+
+
+def _long_key(seed: int) -> str:
+    """Longer than the chunk overlap (150), so a cut through it leaves no chunk holding it whole."""
+    return "sk-" + "proj-" + Gen(seed).mixed(URLSAFE, 250)
+
+
+def _rows(session: str, turn: str, block_idx: int, pieces: list[str]) -> list[GateRow]:
+    return [
+        GateRow(f"{turn}-{block_idx}-{i}", session, turn, block_idx, i, p)
+        for i, p in enumerate(pieces)
+    ]
+
+
+def _block_with_secret_on_the_cut(secret: str) -> tuple[str, list[str]]:
+    """A long block whose first split cuts through `secret` (no whitespace past the midpoint,
+    so the 1,200-character window is cut hard, inside the secret)."""
+    text = "word " * 100 + "y" * 480 + ";key=" + secret + ";" + "z" * 300 + " tail"
+    pieces = split_text(text)
+    assert len(pieces) >= 2
+    assert all(secret not in p for p in pieces), "the fixture must split the secret"
+    return text, pieces
+
+
+def test_a_secret_split_across_two_chunks_holds_back_every_chunk_of_its_block() -> None:
+    secret = _long_key(1)
+    _, pieces = _block_with_secret_on_the_cut(secret)
+    dirty = _rows("s1", "t1", 0, pieces)
+    clean = _rows("s1", "t2", 0, ["just prose about the parser", "and more prose"])
+    result = gate(dirty + clean, default_scanner())
+    assert sorted(result.held_back_ids) == sorted(r.id for r in dirty)
+    assert result.publishable_ids == [r.id for r in clean]
+    assert result.blocks_held_back == 1 and result.blocks_scanned == 2
+
+
+def test_the_gate_summary_counts_rules_and_never_carries_a_secret_value() -> None:
+    secret = _github_token(2)
+    result = gate(_rows("s", "t", 0, [f"token {secret}"]), default_scanner())
+    assert result.findings_by_rule and all(
+        isinstance(n, int) for n in result.findings_by_rule.values()
+    )
+    assert secret not in repr(result)
+
+
+def test_clean_rows_are_all_publishable_in_input_order() -> None:
+    rows = _rows("s", "t", 0, ["a"]) + _rows("s", "t", 1, ["b", "c"])
+    result = gate(rows, default_scanner())
+    assert result.publishable_ids == [r.id for r in rows] and not result.held_back_ids
+    assert not result.nothing_to_publish
+
+
+class RaisingScanner:
+    version = 9
+
+    def __init__(self, after: int) -> None:
+        self.calls = 0
+        self.after = after
+
+    def scan(self, text: str) -> list[Finding]:
+        self.calls += 1
+        if self.calls > self.after:
+            raise RuntimeError("engine crashed")
+        return default_scanner().scan(text)
+
+
+class BlindScanner:
+    version = 9
+
+    def scan(self, text: str) -> list[Finding]:
+        return []
+
+
+def test_a_scanner_that_crashes_mid_gate_makes_the_gate_fail_closed() -> None:
+    rows = _rows("s", "t", 0, ["a"]) + _rows("s", "t", 1, ["b"])
+    with pytest.raises(SecretScanFailed):
+        gate(rows, RaisingScanner(after=2))
+
+
+def test_a_scanner_that_cannot_start_makes_the_gate_fail_closed() -> None:
+    with pytest.raises(SecretScanFailed):
+        gate(_rows("s", "t", 0, ["a"]), RaisingScanner(after=0))
+
+
+def test_a_scanner_that_finds_nothing_at_all_is_not_trusted() -> None:
+    with pytest.raises(SecretScanFailed, match="missed a known test secret"):
+        gate(_rows("s", "t", 0, ["a"]), BlindScanner())
+
+
+def test_rewrite_block_redacts_both_halves_of_a_split_secret() -> None:
+    secret = _long_key(3)
+    _, pieces = _block_with_secret_on_the_cut(secret)
+    out = rewrite_block(pieces, default_scanner())
+    assert not out.drop and out.findings
+    joined = "".join(out.texts)
+    assert secret[:12] not in joined and secret[-12:] not in joined
+    assert [p for p, changed in zip(pieces, out.changed, strict=True) if not changed] == [
+        p for p, t in zip(pieces, out.texts, strict=True) if p == t
+    ]
+
+
+def test_rewrite_block_leaves_clean_blocks_untouched() -> None:
+    pieces = ["plain text", "more plain text"]
+    out = rewrite_block(pieces, default_scanner())
+    assert out.texts == tuple(pieces) and not any(out.changed) and out.findings == 0
+
+
+class LiteralScanner:
+    """The default scanner plus one literal (to see what only the reassembled block shows)."""
+
+    version = 9
+
+    def __init__(self, literal: str) -> None:
+        self.literal = literal
+
+    def scan(self, text: str) -> list[Finding]:
+        found = default_scanner().scan(text)
+        i = text.find(self.literal)
+        if i >= 0:
+            found.append(Finding("literal", i, i + len(self.literal)))
+        return sorted(found, key=lambda f: f.start)
+
+
+def test_a_secret_visible_only_in_the_reassembled_block_is_still_caught() -> None:
+    pieces = ["x" * 10 + "SECRETTO", "ETTOKEN and more"]  # overlap "ETTO": neither piece holds it
+    scanner = LiteralScanner("SECRETTOKEN")
+    assert not any(scanner.scan(p) for p in pieces)
+    result = gate(_rows("s", "t", 0, pieces), scanner)
+    assert len(result.held_back_ids) == 2
+    out = rewrite_block(pieces, scanner)
+    assert not out.drop and all(out.changed)
+    assert out.texts == ("x" * 10 + "[REDACTED:literal]", "[REDACTED:literal] and more")

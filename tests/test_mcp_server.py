@@ -1,0 +1,506 @@
+"""`python -m funes mcp` as a real subprocess, spoken to over newline-delimited JSON-RPC.
+
+The initialize payloads are the ones Claude Code and Codex really send (captured in
+shared/agent-e2e/captured/*/mcp-server-received.jsonl).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from claude_sessions import SESSION_ID, index_into_local_memory, write_claude_session
+
+import funes
+
+CLAUDE_INIT = {
+    "protocolVersion": "2025-11-25",
+    "capabilities": {"roots": {}, "elicitation": {}},
+    "clientInfo": {"name": "claude-code", "title": "Claude Code", "version": "2.1.197"},
+}
+CODEX_INIT = {
+    "protocolVersion": "2025-06-18",
+    "capabilities": {
+        "experimental": {"codex/auth-change": {}},
+        "elicitation": {"form": {}, "url": {}},
+    },
+    "clientInfo": {"name": "codex-mcp-client", "title": "Codex", "version": "0.171.0"},
+}
+# Claude Code 2.1.332 opens with this 2026-07-28 probe before falling back to `initialize`.
+CLAUDE_DISCOVER_PROBE = {
+    "_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {
+            "name": "claude-code",
+            "title": "Claude Code",
+            "version": "2.1.332",
+        },
+        "io.modelcontextprotocol/clientCapabilities": {
+            "roots": {"listChanged": True},
+            "elicitation": {"form": {}, "url": {}},
+        },
+    }
+}
+# How much later than a bare `import funes.cli` (the CLI the server is started through) the
+# answer to `initialize` may come. Relative, because shared machines swing wall times 3x; the
+# SDK import alone (1-2 s of CPU) or a model load would not fit in it.
+EARLY_ANSWER_BUDGET_S = 0.5
+
+
+class McpProcess:
+    """A `python -m funes mcp` child and a minimal JSON-RPC client over its pipes."""
+
+    def __init__(self, env: dict[str, str], *args: str, debug: bool = False) -> None:
+        self.started = time.perf_counter()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "funes", *(["--debug"] if debug else []), "mcp", *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            start_new_session=True,  # its own process group, to find anything it leaves behind
+        )
+        self.lines: list[bytes] = []  # every stdout line, for the purity check
+        self.stderr = b""
+        self._next_id = 0
+        self._stderr_reader = threading.Thread(target=self._drain_stderr, daemon=True)
+        self._stderr_reader.start()
+
+    def _drain_stderr(self) -> None:
+        assert self.proc.stderr is not None
+        self.stderr = self.proc.stderr.read()
+
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write((json.dumps(message) + "\n").encode())
+        self.proc.stdin.flush()
+
+    def request(
+        self, method: str, params: dict[str, Any] | None = None, timeout_s: float = 120.0
+    ) -> dict[str, Any]:
+        """Send a request and return its response; notifications seen meanwhile are kept in `lines`."""
+        self._next_id += 1
+        rid = self._next_id
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
+        if params is not None:
+            message["params"] = params
+        self.send(message)
+        deadline = time.monotonic() + timeout_s
+        assert self.proc.stdout is not None
+        while time.monotonic() < deadline:
+            line = self.proc.stdout.readline()
+            if not line:
+                raise AssertionError(
+                    f"server closed stdout; stderr:\n{self.stderr.decode(errors='replace')}"
+                )
+            self.lines.append(line)
+            frame = json.loads(line)
+            if frame.get("id") == rid and "method" not in frame:
+                return frame
+        raise AssertionError(f"no response to {method} within {timeout_s} s")
+
+    def initialize(self, params: dict[str, Any] = CLAUDE_INIT) -> dict[str, Any]:
+        response = self.request("initialize", params)
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return response
+
+    def call(
+        self, name: str, arguments: dict[str, Any], meta: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        params: dict[str, Any] = {"name": name, "arguments": arguments}
+        if meta:
+            params["_meta"] = meta
+        response = self.request("tools/call", params)
+        assert "result" in response, response
+        return response["result"]
+
+    def children(self) -> list[int]:
+        """PIDs whose parent is the server (Linux /proc)."""
+        out = []
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == self.proc.pid:
+                out.append(int(stat.parent.name))
+        return out
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU time the server has used so far (Linux /proc)."""
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def mapped_libraries(self) -> str:
+        return Path(f"/proc/{self.proc.pid}/maps").read_text()
+
+    def close(self, timeout_s: float = 30.0) -> int:
+        """Close stdin (what an agent does on exit) and wait for the server to leave."""
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        try:
+            rc = self.proc.wait(timeout_s)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+        self._stderr_reader.join(5)
+        assert self.proc.stdout is not None
+        self.lines.extend(self.proc.stdout.read().splitlines(keepends=True))
+        return rc
+
+
+@pytest.fixture
+def server(funes_env: dict[str, str]):
+    servers: list[McpProcess] = []
+
+    def start(*args: str, env: dict[str, str] | None = None, debug: bool = False) -> McpProcess:
+        servers.append(McpProcess(env or funes_env, *args, debug=debug))
+        return servers[-1]
+
+    yield start
+    for s in servers:
+        if s.proc.poll() is None:
+            s.proc.kill()
+            s.proc.wait()
+
+
+@pytest.fixture
+def indexed_memory(tmp_path: Path) -> dict[str, Any]:
+    written = write_claude_session(tmp_path / "transcripts" / "projects")
+    assert index_into_local_memory(written.path) > 0
+    return {"session_id": written.session_id, "turn_ids": written.turn_ids}
+
+
+def text_of(result: dict[str, Any]) -> str:
+    assert [c["type"] for c in result["content"]] == ["text"]
+    return result["content"][0]["text"]
+
+
+def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "funes", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        timeout=300,
+    )
+
+
+def assert_pure_protocol(lines: list[bytes]) -> None:
+    assert lines, "the server wrote nothing"
+    for line in lines:
+        frame = json.loads(line)
+        assert frame.get("jsonrpc") == "2.0", line
+
+
+def cli_import_seconds() -> float:
+    """Wall time of a bare interpreter importing the CLI (what runs before the server starts)."""
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "import funes.cli"], check=True)
+    return time.perf_counter() - started
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize(
+    ("client_init", "negotiated"),
+    [
+        (CLAUDE_INIT, "2025-11-25"),
+        (CODEX_INIT, "2025-06-18"),
+        ({**CODEX_INIT, "protocolVersion": "2099-01-01"}, "2025-11-25"),
+    ],
+    ids=["claude-code", "codex", "unknown-version"],
+)
+def test_initialize_and_tools_list_answer_before_the_sdk_or_any_model_loads(
+    server, client_init, negotiated
+) -> None:
+    floor_s = cli_import_seconds()
+    mcp = server(debug=True)
+    init = mcp.initialize(client_init)
+    init_s = time.perf_counter() - mcp.started
+    listed = mcp.request("tools/list")
+    list_s = time.perf_counter() - mcp.started
+    maps = mcp.mapped_libraries()
+
+    result = init["result"]
+    assert result["protocolVersion"] == negotiated
+    assert result["serverInfo"] == {
+        "name": "funes",
+        "title": "funes memory",
+        "version": funes.__version__,
+    }
+    assert result["capabilities"] == {"tools": {"listChanged": False}}
+    assert "recall" in result["instructions"]
+    assert init_s < floor_s + EARLY_ANSWER_BUDGET_S, (init_s, floor_s)
+    assert list_s < floor_s + EARLY_ANSWER_BUDGET_S, (list_s, floor_s)
+    assert "onnxruntime" not in maps and "tokenizers" not in maps
+    print(
+        f"initialize answered {init_s:.2f} s after spawn (bare CLI import {floor_s:.2f} s)",
+        file=sys.stderr,
+    )
+
+    tools = {t["name"]: t for t in listed["result"]["tools"]}
+    assert set(tools) == {"recall", "get", "status"}
+    recall, get, status = (
+        tools["recall"]["inputSchema"],
+        tools["get"]["inputSchema"],
+        tools["status"]["inputSchema"],
+    )
+    assert set(recall["properties"]) == {"query", "k", "block_type", "harness", "memory"}
+    assert recall["required"] == ["query"]
+    assert recall["properties"]["block_type"]["enum"] == [
+        "text",
+        "thinking",
+        "tool_use",
+        "tool_result",
+    ]
+    assert set(get["properties"]) == {"session_id", "turn_uuid", "window", "memory"}
+    assert get["required"] == ["session_id", "turn_uuid"]
+    assert set(status["properties"]) == {"memory"}
+    for word in ("past", "decisions", "errors", "critically", "provenance"):
+        assert word in tools["recall"]["description"]
+
+    # A tool call is the SDK's: once it is answered, the SDK serves the connection, and it
+    # lists the same tools the early answer did.
+    assert mcp.call("status", {})["isError"] is False
+    assert mcp.request("tools/list")["result"] == listed["result"]
+    assert mcp.close() == 0
+    assert_pure_protocol(mcp.lines)
+    log = mcp.stderr.decode()
+    assert "answered 2 request(s) before the SDK loaded" in log
+    assert "differed from the SDK" not in log  # the SDK's own reply to the replayed initialize
+
+
+def test_recall_and_get_return_exactly_what_the_cli_prints(
+    server, indexed_memory, funes_env
+) -> None:
+    mcp = server()
+    mcp.initialize()
+    # Claude Code sends a progressToken and its tool-use id in _meta.
+    meta = {"claudecode/toolUseId": "toolu_fake_000000000001", "progressToken": 2}
+    recalled = mcp.call(
+        "recall", {"query": "why did we not move the ledger to postgres", "k": 3}, meta
+    )
+    assert recalled["isError"] is False
+    text = text_of(recalled)
+    cli_recall = cli(funes_env, "recall", "why did we not move the ledger to postgres", "-k", "3")
+    assert cli_recall.returncode == 0, cli_recall.stderr
+
+    # Scores carry a recency factor computed at call time: compare everything but their digits.
+    def unscored(s: str) -> str:
+        return re.sub(r"score=\d+\.\d{3}", "score=_", s)
+
+    assert unscored(text) == unscored(cli_recall.stdout)
+    assert "rejected moving to Postgres" in text
+    get_line = next(line for line in text.splitlines() if line.startswith("  → get "))
+    _, _, session_id, turn_id, _, memory = get_line.split()
+    assert session_id == SESSION_ID and turn_id in indexed_memory["turn_ids"] and memory == "local"
+    for line in mcp.lines:  # any progress notification is about this call and well formed
+        frame = json.loads(line)
+        if frame.get("method") == "notifications/progress":
+            assert frame["params"]["progressToken"] == 2 and "loading" in frame["params"]["message"]
+
+    got = mcp.call(
+        "get", {"session_id": session_id, "turn_uuid": turn_id, "window": 1, "memory": memory}
+    )
+    assert got["isError"] is False
+    cli_get = cli(
+        funes_env,
+        "get",
+        session_id,
+        turn_id,
+        "--window",
+        "1",
+        "--memory",
+        memory,
+        "--format",
+        "agent",
+    )
+    assert cli_get.returncode == 0, cli_get.stderr
+    assert text_of(got) == cli_get.stdout
+    assert f"turn={turn_id}" in text_of(got)
+
+    filtered = mcp.call(
+        "recall", {"query": "busy_timeout", "block_type": "tool_result", "harness": "claude"}
+    )
+    assert all(
+        line.split()[3] == "tool_result"
+        for line in text_of(filtered).splitlines()
+        if line.startswith("[2026")
+    )
+    assert "src/db.py:14" in text_of(filtered)
+    assert mcp.children() == []
+    assert mcp.close() == 0
+    assert_pure_protocol(mcp.lines)
+
+
+def test_status_matches_the_cli_and_a_positional_memory_binds_the_default(
+    server, indexed_memory, funes_env, tmp_path
+) -> None:
+    mcp = server()
+    mcp.initialize()
+    status = text_of(mcp.call("status", {}))
+    cli_status = cli(funes_env, "status", "--format", "agent")
+    assert status == cli_status.stdout
+    assert status.startswith("memory: local\n") and "chunks: 7  sessions: 1" in status
+    assert mcp.close() == 0
+
+    other = tmp_path / "elsewhere.db"
+    bound = server(str(other))
+    bound.initialize()
+    refused = bound.call("recall", {"query": "ledger"})
+    assert refused["isError"] is True
+    assert f"funes: no memory at {other}" in text_of(refused)
+    overridden = bound.call("recall", {"query": "ledger", "memory": "local", "k": 1})
+    assert overridden["isError"] is False
+    assert "--memory local" in text_of(overridden)
+    assert bound.close() == 0
+
+
+def test_bad_calls_come_back_as_tool_errors_and_the_server_keeps_serving(server, tmp_path) -> None:
+    mcp = server()
+    mcp.initialize()
+    no_memory = mcp.call("recall", {"query": "anything"})
+    assert no_memory["isError"] is True
+    assert text_of(no_memory) == (
+        "funes: no memory yet\nhint: run `funes index` (or `funes add <agent>`) to build one from your agent sessions"
+    )
+    missing = mcp.call("status", {"memory": str(tmp_path / "absent.db")})
+    assert missing["isError"] is False and "(no memory yet)" in text_of(missing)
+    not_a_memory = mcp.call("get", {"session_id": "s", "turn_uuid": "t", "memory": "not a memory"})
+    assert not_a_memory["isError"] is True
+    assert "funes: not a memory: 'not a memory'\nhint: use `local`" in text_of(not_a_memory)
+    bad_k = mcp.call("recall", {"query": "x", "k": "many"})
+    assert bad_k["isError"] is True and "`k` must be an integer" in text_of(bad_k)
+    no_query = mcp.call("recall", {})
+    assert no_query["isError"] is True and "`query` is required" in text_of(no_query)
+    unknown = mcp.call("forget", {})
+    assert unknown["isError"] is True and "unknown tool 'forget'" in text_of(unknown)
+    assert mcp.request("ping")["result"] == {}
+    assert mcp.close() == 0
+    assert_pure_protocol(mcp.lines)
+
+
+def test_a_cold_model_cache_fails_the_first_recall_not_the_handshake(
+    server, indexed_memory, funes_env, tmp_path
+) -> None:
+    # A memory stamped with the offline MiniLM, read with an embedder whose weights are not
+    # cached and cannot be downloaded (HF_HUB_OFFLINE=1): the handshake must not notice.
+    env = {
+        **funes_env,
+        "FUNES_EMBEDDER": "bge-small-en-v1.5",
+        "HF_HOME": str(tmp_path / "empty-hf"),
+    }
+    mcp = server(env=env)
+    mcp.initialize()
+    assert {t["name"] for t in mcp.request("tools/list")["result"]["tools"]} == {
+        "recall",
+        "get",
+        "status",
+    }
+    failed = mcp.call("recall", {"query": "ledger"})
+    assert failed["isError"] is True and text_of(failed).startswith("funes: ")
+    assert mcp.call("status", {})["isError"] is False
+    assert mcp.close() == 0
+    assert_pure_protocol(mcp.lines)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_the_server_exits_when_stdin_closes_and_leaves_no_process_behind(
+    server, indexed_memory
+) -> None:
+    mcp = server()
+    mcp.initialize()
+    assert mcp.call("recall", {"query": "database is locked", "k": 1})["isError"] is False
+    assert mcp.children() == []
+    assert mcp.close(timeout_s=30) == 0
+    # The server leads its own process group: anything it had spawned would still be in it.
+    with pytest.raises(ProcessLookupError):
+        os.killpg(mcp.proc.pid, 0)
+
+
+def test_the_early_answers_mirror_the_pinned_sdk() -> None:
+    import mcp_types as types
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
+
+    from funes.mcp_server import tool_list
+    from funes.mcp_server.wire import HANDSHAKE_VERSIONS
+    from funes.mcp_server.wire import LATEST_HANDSHAKE_VERSION as OURS
+
+    assert HANDSHAKE_VERSIONS == HANDSHAKE_PROTOCOL_VERSIONS and OURS == LATEST_HANDSHAKE_VERSION
+    sdk = types.ListToolsResult(tools=[types.Tool.model_validate(t) for t in tool_list()])
+    assert sdk.model_dump(by_alias=True, mode="json", exclude_none=True)["tools"] == tool_list()
+
+
+def test_a_discover_probe_sent_first_is_declined_so_the_handshake_era_is_served(
+    server, indexed_memory
+) -> None:
+    # Unanswered, the probe would reach the SDK first and make it serve the 2026 era, and the
+    # `initialize` Claude Code falls back to after ~3 s would then be refused (seen with the
+    # real CLI on a slow machine).
+    mcp = server()
+    probe = mcp.request("server/discover", CLAUDE_DISCOVER_PROBE)
+    assert probe["error"]["code"] == -32601
+    init = mcp.initialize({**CLAUDE_INIT, "protocolVersion": "2025-11-25"})
+    assert init["result"]["protocolVersion"] == "2025-11-25"
+    recalled = mcp.call("recall", {"query": "postgres", "k": 1}, {"progressToken": 7})
+    assert recalled["isError"] is False and "Postgres" in text_of(recalled)
+    assert mcp.close() == 0
+    assert "differed from the SDK" not in mcp.stderr.decode()
+
+
+def test_malformed_input_before_the_sdk_loads_does_not_break_the_session(server) -> None:
+    mcp = server()
+    assert mcp.proc.stdin is not None
+    mcp.proc.stdin.write(b"this is not json\n")
+    mcp.proc.stdin.flush()
+    init = mcp.initialize()
+    assert init["result"]["protocolVersion"] == "2025-11-25"
+    assert mcp.call("status", {})["isError"] is False
+    assert mcp.close() == 0
+    assert_pure_protocol(mcp.lines)
+
+
+def test_closing_stdin_before_the_sdk_loads_exits_at_once(server) -> None:
+    mcp = server()
+    mcp.initialize()
+    assert mcp.close(timeout_s=30) == 0
+    with pytest.raises(ProcessLookupError):
+        os.killpg(mcp.proc.pid, 0)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"query": "x", "k": 0}, "`k` must be between 1 and 50, got 0"),
+        ({"query": "x", "k": 51}, "`k` must be between 1 and 50, got 51"),
+        ({"query": "x", "k": True}, "`k` must be an integer, got True"),
+        ({"query": "   "}, "`query` is required"),
+        ({"query": 42}, "`query` must be a string, got int"),
+        ({"query": "x", "block_type": "image"}, "unknown block_type 'image'"),
+        ({"query": "x", "harness": "cursor"}, "unknown harness 'cursor'"),
+    ],
+)
+def test_recall_arguments_are_checked_before_the_memory_is_opened(arguments, message) -> None:
+    from funes.commands.runtime import Runtime
+    from funes.mcp_server import Tools
+
+    reply = Tools(Runtime.resolve()).call("recall", arguments)
+    assert reply.is_error and message in reply.text
+
+
+def test_numbers_sent_as_strings_are_accepted() -> None:
+    from funes.commands.runtime import Runtime
+    from funes.mcp_server import Tools
+
+    reply = Tools(Runtime.resolve()).call("recall", {"query": "x", "k": "3"})
+    assert reply.is_error and "no memory yet" in reply.text  # got past the arguments

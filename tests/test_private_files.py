@@ -1,0 +1,127 @@
+"""Private data stays private: the memory, its WAL/SHM, lock, spool and logs are 0600/0700
+whatever the umask (0o000 would make them world-readable and -writable)."""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fakes import BagOfWordsEmbedder
+
+from funes.chunks import chunk_turn
+from funes.paths import Paths, create_private_file, ensure_private_dir
+from funes.store import Store
+from funes.traces import Block, BlockType, Harness, Role, Turn
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX file modes")
+
+
+@pytest.fixture(params=[0o000, 0o022, 0o077], ids=["umask000", "umask022", "umask077"])
+def umask(request: pytest.FixtureRequest) -> Iterator[int]:
+    old = os.umask(request.param)
+    try:
+        yield request.param
+    finally:
+        os.umask(old)
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def _turn() -> Turn:
+    return Turn(
+        harness=Harness.CLAUDE_CODE,
+        session_id="s1",
+        turn_id="t1",
+        seq=0,
+        ts="2026-01-01T00:00:00.000Z",
+        role=Role.USER,
+        blocks=(Block.make(BlockType.TEXT, "private words " * 50),),
+        source_path="/tmp/s1.jsonl",
+    )
+
+
+def test_funes_directories_and_their_new_parents_are_0700(tmp_path: Path, umask: int) -> None:
+    root = tmp_path / "a" / "b" / "funes"
+    paths = Paths(root / "data", root / "spool", root / "logs").ensure()
+    for d in (paths.data, paths.spool, paths.logs, root, root.parent, root.parent.parent):
+        assert _mode(d) == 0o700, d
+    assert _mode(tmp_path) != 0 and tmp_path.exists()  # pre-existing parents are left alone
+
+
+def test_an_existing_loose_directory_is_tightened(tmp_path: Path, umask: int) -> None:
+    loose = tmp_path / "spool"
+    loose.mkdir()
+    loose.chmod(0o777)
+    ensure_private_dir(loose)
+    assert _mode(loose) == 0o700
+
+
+def test_private_files_are_created_and_tightened_0600(tmp_path: Path, umask: int) -> None:
+    log = create_private_file(tmp_path / "worker.log")
+    assert _mode(log) == 0o600
+    loose = tmp_path / "hook.log"
+    loose.write_text("x")
+    loose.chmod(0o666)
+    create_private_file(loose)
+    assert _mode(loose) == 0o600 and loose.read_text() == "x"
+
+
+def test_the_memory_its_wal_shm_and_lock_are_0600(tmp_path: Path, umask: int) -> None:
+    paths = Paths(tmp_path / "data", tmp_path / "spool", tmp_path / "logs").ensure()
+    store = Store.open(paths.memory_db, lock_path=paths.lock_file)
+    try:
+        embedder = BagOfWordsEmbedder()
+        store.stamp_model(embedder.model_id, embedder.dim)
+        with store.writing():
+            chunks = list(chunk_turn(_turn()))
+            store.add(chunks, embedder.embed([c.text for c in chunks]), redaction_version=2)
+            assert _mode(paths.lock_file) == 0o600
+        wal = Path(f"{paths.memory_db}-wal")
+        shm = Path(f"{paths.memory_db}-shm")
+        assert wal.exists() and shm.exists()
+        for f in (paths.memory_db, wal, shm):
+            assert _mode(f) == 0o600, f
+    finally:
+        store.close()
+    reader = Store.open(paths.memory_db, readonly=True)
+    reader.close()
+    for f in paths.data.iterdir():
+        if f.is_file():
+            assert _mode(f) == 0o600, f
+
+
+def test_a_memory_left_loose_by_an_older_version_is_tightened_on_open(
+    tmp_path: Path, umask: int
+) -> None:
+    db = tmp_path / "memory.db"
+    Store.open(db).close()
+    for f in tmp_path.iterdir():
+        f.chmod(0o644)
+    store = Store.open(db)
+    try:
+        for f in tmp_path.iterdir():
+            if f.name.startswith("memory.db"):
+                assert _mode(f) == 0o600, f
+    finally:
+        store.close()
+
+
+def test_model_verification_stamps_are_private(tmp_path: Path, umask: int) -> None:
+    from funes.inference.onnx_backend import _verify
+    from funes.inference.spec import EMBEDDERS
+
+    weights = tmp_path / "weights.bin"
+    weights.write_bytes(b"not really a model")
+    import hashlib
+
+    stamps = tmp_path / "data" / "verified-models"
+    spec = next(iter(EMBEDDERS.values()))
+    _verify(spec, weights, hashlib.sha256(b"not really a model").hexdigest(), stamps)
+    files = list(stamps.iterdir())
+    assert files and all(_mode(f) == 0o600 for f in files)
+    assert _mode(stamps) == 0o700 and _mode(stamps.parent) == 0o700

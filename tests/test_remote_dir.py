@@ -1,0 +1,237 @@
+"""Sharing through a plain directory (DirRemote), in process: the same export, push and read
+code as the Hub path, with real SQLite memories, real Lance datasets and the real ONNX embedder."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+from sessions import write_claude_session
+
+from funes.commands.index import IndexRequest, run_index
+from funes.commands.memory import MemoryKind, parse_memory
+from funes.commands.push import PushRequest, run_push
+from funes.commands.recall import RecallRequest, run_get, run_recall
+from funes.commands.runtime import Runtime
+from funes.commands.status import run_status
+from funes.errors import PushRefused, RemoteError, UsageError
+from funes.paths import Paths
+from funes.redact import Finding, RuleScanner
+from funes.remote import lance_export
+
+pytestmark = pytest.mark.models
+
+
+def _runtime(root: Path) -> Runtime:
+    rt = Runtime.resolve()
+    rt.paths = Paths(root / "data", root / "spool", root / "logs")
+    return rt
+
+
+def _index(rt: Runtime, tmp_path: Path, name: str, turns: list[tuple[str, str]]) -> None:
+    home = tmp_path / f"{name}-claude"
+    write_claude_session(home, turns)
+    run_index(rt, parse_memory(None, rt), IndexRequest(path=home / "projects"))
+
+
+def test_a_directory_round_trip_recalls_and_gets_what_was_pushed(tmp_path: Path) -> None:
+    rt = _runtime(tmp_path / "a")
+    _index(
+        rt,
+        tmp_path,
+        "a",
+        [
+            ("user", "what broke the albatross build?"),
+            ("assistant", "The albatross build broke on a stale protobuf cache."),
+        ],
+    )
+    shared = tmp_path / "shared"
+    report = run_push(rt, parse_memory(str(shared), rt), PushRequest(create=True, assume_yes=True))
+    assert report.pushed == 2 and report.remote_chunks == 2 and report.created
+    assert (shared / "chunks.lance").is_dir() and (shared / "funes.json").is_file()
+    card = (shared / "README.md").read_text()
+    assert (
+        "Private by default" in card and "| `vector` | fixed_size_list<float32, dim> | no |" in card
+    )
+
+    ref = parse_memory(str(shared), rt)
+    assert ref.kind is MemoryKind.DIR
+    reader = _runtime(tmp_path / "b")
+    outcome = run_recall(reader, ref, RecallRequest("albatross build protobuf"))
+    assert (
+        outcome.result.hits[0].chunk.text == "The albatross build broke on a stale protobuf cache."
+    )
+    assert outcome.memory == shared.resolve().as_uri()
+    hit = outcome.result.hits[0].chunk
+    turns = run_get(
+        reader, parse_memory(outcome.memory, reader), hit.session_id, hit.turn_id, window=1
+    )
+    assert [t.blocks[0] for t in turns.turns] == [
+        "what broke the albatross build?",
+        "The albatross build broke on a stale protobuf cache.",
+    ]
+    status = run_status(reader, ref)
+    assert status.exists and status.stats is not None and status.stats.chunks == 2
+
+
+def test_the_lance_schema_is_pinned(tmp_path: Path) -> None:
+    import pyarrow as pa
+
+    schema = lance_export.arrow_schema("m@1", 384)
+    expected = [
+        ("id", pa.string(), False),
+        ("text", pa.string(), False),
+        ("session_id", pa.string(), False),
+        ("workdir", pa.string(), False),
+        ("turn_uuid", pa.string(), False),
+        ("parent_uuid", pa.string(), True),
+        ("seq", pa.int64(), False),
+        ("ts", pa.string(), False),
+        ("role", pa.string(), False),
+        ("block_type", pa.string(), False),
+        ("tool_name", pa.string(), True),
+        ("source_path", pa.string(), False),
+        ("block_idx", pa.int32(), False),
+        ("split_idx", pa.int32(), False),
+        ("vector", pa.list_(pa.float32(), 384), False),
+        ("harness", pa.string(), False),
+        ("repo", pa.string(), True),
+        ("host", pa.string(), True),
+        ("cwd", pa.string(), True),
+        ("git_branch", pa.string(), True),
+        ("parent_session_id", pa.string(), True),
+        ("scaffold", pa.bool_(), False),
+        ("redaction_version", pa.int32(), False),
+    ]
+    assert [(f.name, f.type, f.nullable) for f in schema] == expected
+    assert schema.metadata == {
+        b"embedding_model": b"m@1",
+        b"embedding_dim": b"384",
+        b"funes_format": b"funes-lance/1",
+    }
+
+    rt = _runtime(tmp_path / "a")
+    _index(rt, tmp_path, "a", [("user", "pin the schema"), ("assistant", "Pinned.")])
+    run_push(rt, parse_memory(str(tmp_path / "d"), rt), PushRequest(create=True, assume_yes=True))
+    written = lance_export.open_dataset(tmp_path / "d" / "chunks.lance").schema
+    assert [(f.name, f.type) for f in written] == [(n, t) for n, t, _ in expected]
+    assert written.metadata[b"embedding_model"].startswith(
+        b"sentence-transformers/all-MiniLM-L6-v2@"
+    )
+    indexes = lance_export.open_dataset(tmp_path / "d" / "chunks.lance").describe_indices()
+    assert {i.name for i in indexes} == {"text_idx"}  # a vector index waits for 256 rows
+
+
+def test_pushes_append_only_new_chunks_and_status_counts_what_is_not_pushed(tmp_path: Path) -> None:
+    rt = _runtime(tmp_path / "a")
+    shared = parse_memory(str(tmp_path / "shared"), rt)
+    _index(
+        rt,
+        tmp_path,
+        "one",
+        [("user", "bittern queue depth"), ("assistant", "Bittern queue depth alarm at 10k.")],
+    )
+    assert run_push(rt, shared, PushRequest(create=True, assume_yes=True)).pushed == 2
+    _index(
+        rt,
+        tmp_path,
+        "two",
+        [("user", "shrike retries"), ("assistant", "Shrike retries 3 times, then dead-letters.")],
+    )
+    pending = run_status(rt, parse_memory(None, rt)).pushes
+    assert [(p.published, p.pending_chunks, p.pending_sessions) for p in pending] == [(2, 2, 1)]
+    second = run_push(rt, shared, PushRequest())
+    assert (second.pushed, second.remote_chunks) == (2, 4)
+    assert run_push(rt, shared, PushRequest()).up_to_date
+    done = run_status(rt, parse_memory(None, rt)).pushes
+    assert [(p.published, p.pending_chunks) for p in done] == [(4, 0)]
+
+
+def test_a_first_push_to_a_remote_sharing_nothing_asks_and_refuses_without_an_answer(
+    tmp_path: Path,
+) -> None:
+    rt = _runtime(tmp_path / "a")
+    _index(rt, tmp_path, "a", [("user", "limpkin"), ("assistant", "Limpkin deploys on Fridays.")])
+    target = parse_memory(str(tmp_path / "shared"), rt)
+    with pytest.raises(RemoteError, match="shares no chunks"):
+        run_push(rt, target, PushRequest(create=True))  # nobody at a terminal to ask
+    asked: list[str] = []
+    with pytest.raises(RemoteError, match="refusing"):
+        run_push(rt, target, PushRequest(create=True), confirm=lambda q: asked.append(q) or False)
+    assert "Push 2 chunks" in asked[0]
+    assert run_push(rt, target, PushRequest(create=True), confirm=lambda q: True).pushed == 2
+
+
+def test_a_missing_directory_is_only_created_when_asked(tmp_path: Path) -> None:
+    rt = _runtime(tmp_path / "a")
+    _index(rt, tmp_path, "a", [("user", "tern"), ("assistant", "Tern is the staging cluster.")])
+    with pytest.raises(RemoteError, match="does not exist"):
+        run_push(rt, parse_memory(str(tmp_path / "nowhere"), rt), PushRequest(assume_yes=True))
+    assert not (tmp_path / "nowhere").exists()
+    with pytest.raises(UsageError, match="local SQLite memory"):
+        run_push(rt, parse_memory(str(rt.paths.memory_db), rt), PushRequest(assume_yes=True))
+
+
+def test_two_writers_pushing_to_one_directory_at_once_lose_nothing(tmp_path: Path) -> None:
+    writers = []
+    for name, word in (("a", "puffin"), ("b", "gadwall")):
+        rt = _runtime(tmp_path / name)
+        _index(
+            rt,
+            tmp_path,
+            name,
+            [("user", f"{word} question"), ("assistant", f"The {word} answer is 42.")],
+        )
+        writers.append(rt)
+    target = tmp_path / "shared"
+    target.mkdir()
+    errors: list[BaseException] = []
+
+    def go(rt: Runtime) -> None:
+        try:
+            run_push(rt, parse_memory(str(target), rt), PushRequest(assume_yes=True))
+        except BaseException as exc:  # surfaced below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=go, args=(rt,)) for rt in writers]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert errors == []
+    texts = (
+        lance_export.open_dataset(target / "chunks.lance")
+        .to_table(columns=["text"])
+        .column("text")
+        .to_pylist()
+    )
+    assert sorted(texts) == sorted(
+        [
+            "puffin question",
+            "The puffin answer is 42.",
+            "gadwall question",
+            "The gadwall answer is 42.",
+        ]
+    )
+
+
+class _Boom:
+    version = 1
+
+    def scan(self, text: str) -> list[Finding]:
+        raise RuntimeError("scanner crashed")
+
+
+def test_a_scanner_error_publishes_nothing(tmp_path: Path) -> None:
+    rt = _runtime(tmp_path / "a")
+    _index(rt, tmp_path, "a", [("user", "smew"), ("assistant", "Smew runs nightly.")])
+    with pytest.raises(PushRefused, match="scanner cannot run"):
+        run_push(
+            rt,
+            parse_memory(str(tmp_path / "d"), rt),
+            PushRequest(create=True, assume_yes=True),
+            scanner=_Boom(),
+        )
+    assert not (tmp_path / "d" / "chunks.lance").exists()
+    assert RuleScanner().scan("nothing here") == []
