@@ -1,8 +1,8 @@
 """Shared pieces of the agent end-to-end tests: the pinned CLIs, the scripted model, a memory.
 
 AGENTS_DIR (default /var/cache/agent-e2e) holds the pinned installs; a test whose CLI is
-missing skips with the path it looked at. fakellm.py is the recipe's scripted model, copied
-verbatim from shared/agent-e2e/recipe/.
+missing skips with the path it looked at. support/fakellm.py is the scripted model (funes' copy
+of shared/agent-e2e/recipe/fakellm.py, shared with the per-agent hook and MCP tests).
 """
 
 from __future__ import annotations
@@ -43,7 +43,14 @@ def fake_llm(tmp_path: Path) -> Iterator[dict[str, Any]]:
     port_file = tmp_path / "fakellm.port"
     log = tmp_path / "fakellm-requests.jsonl"
     proc = subprocess.Popen(
-        [sys.executable, str(HERE / "fakellm.py"), "--port", "0", "--port-file", str(port_file)],
+        [
+            sys.executable,
+            str(HERE / "support" / "fakellm.py"),
+            "--port",
+            "0",
+            "--port-file",
+            str(port_file),
+        ],
         env={**os.environ, "FAKELLM_LOG": str(log)},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

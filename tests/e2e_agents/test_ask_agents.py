@@ -2,7 +2,7 @@
 
 The CLIs are the pinned installs under AGENTS_DIR (default /var/cache/agent-e2e):
 `claude/node_modules/.bin/claude` (2.1.332), `codex/node_modules/.bin/codex` (0.171.0).
-The model is fakellm.py (copied verbatim from shared/agent-e2e/recipe/): it answers
+The model is support/fakellm.py (from shared/agent-e2e/recipe/): it answers
 `FAKE_REPLY: <first words of the prompt>` and logs every request, so the test reads what
 the agent really sent. Each agent home is set up the way a user's is after `funes add`
 would have set it up: an MCP server and hooks registered (the recipe's probes, which log
