@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from funes.chunks import Chunk, chunk_turn
-from funes.errors import IncompatibleStore, StoreLocked
+from funes.errors import IncompatibleStore, ModelUnavailable, StoreLocked
 from funes.inference import Embedder
 from funes.ingest.scrub import ScrubReport, scrub
 from funes.redact import Scanner, redact
@@ -181,8 +181,8 @@ def index_unit(
                 written += _flush(pending, job, report)
                 pending = []
         written += _flush(pending, job, report)
-    except (StoreLocked, IncompatibleStore):
-        raise
+    except (StoreLocked, IncompatibleStore, ModelUnavailable):
+        raise  # not about this unit: every other unit would fail the same way
     except Exception as exc:  # the per-unit guard: one bad unit never sinks the run
         report.failures.append(UnitFailure(unit.key, f"{type(exc).__name__}: {exc}"))
         ok = False

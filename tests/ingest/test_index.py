@@ -5,6 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from claude_lines import conversation, write_session
 from fakes import BagOfWordsEmbedder
 
@@ -114,3 +115,15 @@ def test_without_sqlite_vec_funes_indexes_and_recalls_lexically_with_a_warning(i
     assert rec.returncode == 0, rec.stderr
     assert "idempotency key" in rec.stdout
     assert "lexical" in rec.stderr
+
+
+def test_an_unloadable_model_stops_the_run_instead_of_failing_every_unit(isolated_env: Path, tmp_path: Path) -> None:
+    from funes.errors import ModelUnavailable
+
+    class Unloadable(BagOfWordsEmbedder):
+        def embed(self, texts):  # type: ignore[no-untyped-def]
+            raise ModelUnavailable("weights not cached")
+
+    write_session(isolated_env, conversation(PAIRS))
+    with Store.open(tmp_path / "m.db") as store, pytest.raises(ModelUnavailable):
+        index(discover(AgentHomes.resolve()), _job(store, Unloadable()))
