@@ -9,6 +9,7 @@ memory still opens, lexical-only (`Connection.vectors` is False) and the caller 
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -48,7 +49,10 @@ def create_private(path: Path) -> None:
         if (path.stat().st_mode & 0o777) != 0o600:
             path.chmod(0o600)
         return
-    fd = os.open(path, os.O_CREAT | os.O_RDWR | os.O_EXCL, 0o600)
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_RDWR | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return  # another process created it between our check and our open
     os.close(fd)
     path.chmod(0o600)
 
@@ -57,7 +61,8 @@ def connect(path: Path | str, *, readonly: bool = False) -> Connection:
     """Open (creating when writable) the memory database with funes' pragmas.
 
     busy_timeout is set before the journal mode is switched to WAL, so a concurrent opener
-    waits instead of failing with "database is locked". Raises the binding's
+    waits instead of failing with "database is locked" (and the switch itself is retried: see
+    `_switch_to_wal`). Raises the binding's
     OperationalError / DatabaseError when the file cannot be opened or is not a database.
     """
     sqlite = sqlite_module()
@@ -72,10 +77,33 @@ def connect(path: Path | str, *, readonly: bool = False) -> Connection:
         raw = sqlite.connect(target, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
     raw.execute(f"pragma busy_timeout = {BUSY_TIMEOUT_MS}")
     if not readonly:
-        raw.execute("pragma journal_mode = wal")
+        _switch_to_wal(raw, sqlite)
         raw.execute("pragma synchronous = normal")
     vectors, error = _load_vec(raw)
     return Connection(raw, vectors, error, sqlite)
+
+
+def _switch_to_wal(raw: Any, sqlite: ModuleType) -> None:
+    """Put the database in WAL mode (a no-op when it already is).
+
+    The switch needs an exclusive lock, and SQLite answers SQLITE_BUSY at once, without
+    calling the busy handler, when another connection is switching or migrating the same new
+    file (two writers creating the memory together); so it is retried here, with backoff, for
+    up to the busy timeout. Raises the binding's OperationalError after that.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    delay_s = 0.005
+    while True:
+        try:
+            if str(raw.execute("pragma journal_mode").fetchone()[0]).lower() != "wal":
+                raw.execute("pragma journal_mode = wal")
+            return
+        except sqlite.OperationalError as exc:
+            text = str(exc).lower()
+            if ("locked" not in text and "busy" not in text) or time.monotonic() > deadline:
+                raise
+            time.sleep(delay_s)
+            delay_s = min(delay_s * 2, 0.1)
 
 
 def _load_vec(raw: Any) -> tuple[bool, str | None]:

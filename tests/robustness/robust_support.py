@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from funes.chunks import chunk_turn
+from funes.store.db import sqlite_module
 from funes.traces import Block, BlockType, Harness, Role, Turn
 
 TESTS = Path(__file__).resolve().parent.parent
@@ -226,7 +227,8 @@ def run_fake_funes(
 
 def chunk_ids(db: Path) -> set[str]:
     """Every chunk id stored in the memory at `db` (read-only)."""
-    conn = sqlite3.connect(db.resolve().as_uri() + "?mode=ro", uri=True)
+    # funes' own binding: a second SQLite library in this process would break its locks.
+    conn = sqlite_module().connect(db.resolve().as_uri() + "?mode=ro", uri=True)
     try:
         return {r[0] for r in conn.execute("select id from chunks")}
     finally:
