@@ -56,27 +56,32 @@ def seeded_store(path: Path, n: int = 200) -> None:
         store.add(chunks, EMB.embed([c.text for c in chunks]))
 
 
+def race_open(path: Path, n: int) -> list[str]:
+    """Open `path` for writing from `n` threads released at the same instant; their errors."""
+    barrier = threading.Barrier(n)
+    errors: list[str] = []
+
+    def opener() -> None:
+        barrier.wait()
+        try:
+            Store.open(path).close()
+        except Exception as exc:  # collected: the caller asserts there are none
+            errors.append(f"{type(exc).__name__}: {exc}")
+
+    threads = [threading.Thread(target=opener) for _ in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return errors
+
+
 def test_several_connections_creating_a_new_memory_at_once_all_open_it(tmp_path: Path) -> None:
     """Two writers (or a hook and a manual run) creating the memory at the same moment both
     succeed: the migration is applied once, under the write lock, never twice."""
     for trial in range(12):
         path = tmp_path / f"m{trial}.db"
-        barrier = threading.Barrier(4)
-        errors: list[str] = []
-
-        def opener() -> None:
-            barrier.wait()
-            try:
-                Store.open(path).close()
-            except Exception as exc:  # the assertion below shows what went wrong
-                errors.append(f"{type(exc).__name__}: {exc}")
-
-        threads = [threading.Thread(target=opener) for _ in range(4)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        assert errors == [], errors
+        assert race_open(path, 4) == []
         with Store.open(path) as store:
             assert store.raw.execute("select count(*) from meta").fetchone()[0] == 0
 
