@@ -56,6 +56,9 @@ def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
                 )
             if memory.kind is MemoryKind.LOCAL:
                 report.sources = _source_status(rt, store)
+        except FunesError as exc:  # a damaged memory: say so (and what to do), do not fail
+            report.attention.append(exc.message + (f" ({exc.hint})" if exc.hint else ""))
+            return report
         finally:
             store.close()
     elif memory.kind is MemoryKind.LOCAL:

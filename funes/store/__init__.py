@@ -108,10 +108,13 @@ def _reads(method: Callable[Concatenate[Store, P], R]) -> Callable[Concatenate[S
         try:
             return method(self, *args, **kwargs)
         except self._conn.module.Error as exc:
-            raise StoreError(
-                f"cannot read memory {self.path}: {exc}",
-                hint="retry in a moment; if it persists, run `funes status`",
-            ) from exc
+            damaged = "malformed" in str(exc) or "not a database" in str(exc)
+            hint = (
+                f"the file is damaged: move {self.path} away and run `funes index --yes` to rebuild"
+                if damaged
+                else "retry in a moment"
+            )
+            raise StoreError(f"cannot read memory {self.path}: {exc}", hint=hint) from exc
 
     functools.update_wrapper(wrapper, method)
     return wrapper
