@@ -17,6 +17,7 @@ from funes.retrieval.types import Hit, RecallResult, TurnView
 from funes.settings import RECALL, RecallParams
 from funes.store import Filters, Store, StoredChunk
 from funes.traces import parse_ts
+from funes.traces.model import clean_text
 
 
 class _Clock:
@@ -47,6 +48,7 @@ def recall(
     a reranker the fused RRF order is kept. Both degradations are reported in `notes`.
     """
     clock = _Clock()
+    query = clean_text(query)  # argv bytes that are not UTF-8 arrive as lone surrogates
     notes: list[str] = []
     now = now or datetime.now(UTC)
     legs: list[list[int]] = []

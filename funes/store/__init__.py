@@ -24,6 +24,7 @@ from funes.store.db import Connection, connect, versions
 from funes.store.lock import writer_lock
 from funes.store.queries import Filters, fts_query
 from funes.store.schema import SCHEMA_VERSION, create_vector_table, migrate
+from funes.traces import printable
 
 if TYPE_CHECKING:
     import numpy as np
@@ -353,12 +354,16 @@ class Store:
         if not self._has_schema:
             return None
         row = self._raw.execute(
-            "select key, harness, signature, level, indexed_at from units where key = ?", (key,)
+            "select key, harness, signature, level, indexed_at from units where key = ?",
+            (printable(key),),
         ).fetchone()
         return None if row is None else UnitRecord(*row)
 
     def record_unit(self, key: str, *, harness: str, signature: str | None, level: int, turns: int, chunks: int) -> None:
-        """Remember that `key` was indexed up to tier `level` at `signature`."""
+        """Remember that `key` was indexed up to tier `level` at `signature`.
+
+        Keys are stored `printable` (a file name that is not UTF-8 still binds); `unit()`
+        looks them up the same way."""
         with self._tx():
             self._raw.execute(
                 """insert into units (key, harness, signature, level, indexed_at, turns, chunks)
@@ -367,7 +372,7 @@ class Store:
                    signature = excluded.signature, level = excluded.level,
                    indexed_at = excluded.indexed_at, turns = excluded.turns,
                    chunks = units.chunks + excluded.chunks""",
-                (key, harness, signature, level, _now(), turns, chunks),
+                (printable(key), harness, signature, level, _now(), turns, chunks),
             )
 
     # -- reading -------------------------------------------------------------------------

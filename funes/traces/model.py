@@ -98,6 +98,29 @@ def clean_text(text: str, *, max_chars: int = MAX_BLOCK_CHARS) -> str:
     return text
 
 
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f\ud800-\udfff]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if 0xDC80 <= code <= 0xDCFF:  # a byte that was not UTF-8 (a file name, argv): show the byte
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\x{code:02x}" if code < 0x80 else f"\\u{code:04x}"
+
+
+def printable(value: str) -> str:
+    """An identifier (session or turn id, path, tool name) made safe to store and print.
+
+    Control characters and lone surrogates (from file names or argv bytes that are not UTF-8,
+    or `\\ud800` JSON escapes) are written as `\\xNN` / `\\uNNNN` escapes, so the id stays on
+    one line of the agent format, binds in SQLite, and distinct ids stay distinct. Ids made
+    of printable text (every id real agents write) are returned unchanged.
+    """
+    if value.isascii() and value.isprintable():
+        return value
+    return _UNPRINTABLE.sub(_escape, value)
+
+
 @dataclass(frozen=True, slots=True)
 class Block:
     """One piece of a turn. `text` is already cleaned (see `clean_text`)."""

@@ -2,6 +2,7 @@
 
     python tests/robustness/fake_funes.py index --yes
     python tests/robustness/fake_funes.py recall "kiln glaze"
+    python tests/robustness/fake_funes.py --batch commands.json   (a JSON list of argv lists)
 
 It runs funes' own click commands (index, recall, get, status) and renders errors the way
 `funes.cli.main` does (`funes: <message>`, the error's exit status: 75 when the memory is
@@ -81,5 +82,33 @@ def main(argv: list[str]) -> int:
     return 0
 
 
+def batch(path: Path) -> int:
+    """Run every argv of a JSON list in this one process; print one JSON line per command:
+    {"argv", "rc", "stdout", "stderr"} (saves an interpreter start per command)."""
+    import contextlib
+    import io
+    import json
+
+    for argv in json.loads(path.read_text()):
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                rc = main(argv)
+            except Exception:  # a traceback is what the tests look for
+                import traceback
+
+                traceback.print_exc()
+                rc = 1
+        print(
+            json.dumps(
+                {"argv": argv, "rc": rc, "stdout": out.getvalue(), "stderr": err.getvalue()}
+            ),
+            flush=True,
+        )
+    return 0
+
+
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--batch"]:
+        sys.exit(batch(Path(sys.argv[2])))
     sys.exit(main(sys.argv[1:]))

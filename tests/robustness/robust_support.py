@@ -225,6 +225,18 @@ def run_fake_funes(
     )
 
 
+def run_fake_batch(
+    commands: list[list[str]], env: dict[str, str], work: Path
+) -> list[dict[str, Any]]:
+    """Run several funes commands in one fake_funes process; their argv, rc, stdout, stderr."""
+    spec = work / "commands.json"
+    spec.write_text(json.dumps(commands))
+    done = run_fake_funes(["--batch", str(spec)], env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    spec.unlink()
+    return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+
+
 def chunk_ids(db: Path) -> set[str]:
     """Every chunk id stored in the memory at `db` (read-only)."""
     # funes' own binding: a second SQLite library in this process would break its locks.

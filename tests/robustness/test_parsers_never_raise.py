@@ -240,6 +240,8 @@ HOSTILE_VALUES: list[Any] = [
     "0001-01-01T00:00:00+05:00",
     "",
     "\x00",
+    "\ud800",  # a lone surrogate, as a JSON \ud800 escape decodes
+    "line\nbreak",
 ]
 
 
