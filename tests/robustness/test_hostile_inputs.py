@@ -233,7 +233,7 @@ def _call(work: object) -> object:
 
 
 MEMORY_PROBE = """
-import json, resource, sys
+import json, sys
 sys.path.insert(0, {tests!r})
 sys.path.insert(0, {here!r})
 from pathlib import Path
@@ -253,13 +253,12 @@ lines = {{"claude": claude_lines, "codex": codex_lines, "pi": pi_lines}}[agent]
 with (corpus / name).open("w") as f:
     for line in lines(session, turns, words=12):
         f.write(line + "\\n")
-def rss_now_kib():
-    try:  # the current RSS (Linux); the peak so far elsewhere
-        with open("/proc/self/status") as f:
-            return next(int(l.split()[1]) for l in f if l.startswith("VmRSS:"))
-    except OSError:
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-base = rss_now_kib()
+def status_kib(field):
+    # /proc, not getrusage: ru_maxrss survives exec, so a child would inherit the peak of the
+    # (large) test process that forked it; VmHWM is this program's own high-water mark.
+    with open("/proc/self/status") as f:
+        return next(int(l.split()[1]) for l in f if l.startswith(field + ":"))
+base = status_kib("VmRSS")
 if db:  # the whole pipeline: parse, redact, chunk, embed, store
     with Store.open(Path(db)) as store:
         job = IndexJob(store=store, embedder=BagOfWordsEmbedder(), scanner=RuleScanner(), all_tiers_at_once=True)
@@ -268,7 +267,7 @@ if db:  # the whole pipeline: parse, redact, chunk, embed, store
 else:  # the parser alone
     reader = {{"codex": read_codex_file, "pi": read_pi_file}}[agent]
     out = {{"turns": sum(1 for _ in reader(corpus / name, ReadStats()))}}
-out["grew_mib"] = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) / 1024
+out["grew_mib"] = (status_kib("VmHWM") - base) / 1024
 print(json.dumps(out))
 """
 
