@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from funes.settings import CHUNK
-from funes.traces import Block, BlockType, Harness, Role, Turn
+from funes.traces import Block, BlockType, Harness, Role, Turn, printable, workdir_facet
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,22 +99,31 @@ def chunk_turn(
 ) -> Iterator[Chunk]:
     """The chunks of one turn, in block then split order.
 
+    Identifiers (session and turn ids, paths, tool names, branch, host) pass through
+    `printable`: control characters and lone surrogates become escapes, so every chunk binds
+    in SQLite and prints on one line; the chunk id hashes the printable ids.
+
     Args:
         turn: the turn (its block texts are indexed as they are: redact before calling).
         types: only blocks of these types (None = all); block_idx still counts every block.
         host: the indexing host, used when the turn does not record one.
     """
     wanted = set(types) if types is not None else None
-    workdir = turn.workdir
+    session_id, turn_id = printable(turn.session_id), printable(turn.turn_id)
+    source_path, cwd = printable(turn.source_path), _opt(turn.cwd)
+    workdir = workdir_facet(cwd, source_path)
     for block_idx, block in enumerate(turn.blocks):
         if wanted is not None and block.type not in wanted:
             continue
+        tool_name = _opt(block.tool_name)
+        if tool_name != block.tool_name:
+            block = replace(block, tool_name=tool_name)
         for split_idx, piece in enumerate(split_text(render_block(block))):
             yield Chunk(
-                id=chunk_id(turn.session_id, turn.turn_id, block_idx, split_idx),
+                id=chunk_id(session_id, turn_id, block_idx, split_idx),
                 text=piece,
-                session_id=turn.session_id,
-                turn_id=turn.turn_id,
+                session_id=session_id,
+                turn_id=turn_id,
                 seq=turn.seq,
                 ts=turn.ts,
                 role=turn.role,
@@ -123,15 +132,19 @@ def chunk_turn(
                 split_idx=split_idx,
                 harness=turn.harness,
                 workdir=workdir,
-                source_path=turn.source_path,
-                tool_name=block.tool_name,
-                parent_id=turn.parent_id,
-                cwd=turn.cwd,
-                git_branch=turn.git_branch,
-                host=turn.host or host,
-                parent_session_id=turn.parent_session_id,
+                source_path=source_path,
+                tool_name=tool_name,
+                parent_id=_opt(turn.parent_id),
+                cwd=cwd,
+                git_branch=_opt(turn.git_branch),
+                host=_opt(turn.host or host),
+                parent_session_id=_opt(turn.parent_session_id),
                 scaffold=turn.scaffold,
             )
+
+
+def _opt(value: str | None) -> str | None:
+    return None if value is None else printable(value)
 
 
 def reassemble(pieces: list[str], *, overlap: int = CHUNK.overlap) -> str:

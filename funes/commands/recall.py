@@ -10,7 +10,7 @@ from funes.commands.runtime import Runtime
 from funes.retrieval import RecallResult, TurnView, get_turns, recall
 from funes.settings import RECALL, RecallParams
 from funes.store import Filters
-from funes.traces import BlockType, Harness
+from funes.traces import BlockType, Harness, printable
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +77,8 @@ class GetOutcome:
 
 def run_get(rt: Runtime, memory: MemoryRef, session_id: str, turn_id: str, *, window: int) -> GetOutcome:
     """The turn and its neighbours in the session (empty `turns` when the turn is absent)."""
+    # ids are stored `printable`; one pasted raw (or with argv bytes not UTF-8) matches too
+    session_id, turn_id = printable(session_id), printable(turn_id)
     opened = open_memory(rt, memory)
     try:
         turns = get_turns(opened.store, session_id, turn_id, window=window)

@@ -94,6 +94,9 @@ def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
                 report.sources = _source_status(rt, store)
                 report.pushes = _push_status(rt, None)
             _secrets_status(store, report)
+        except FunesError as exc:  # a damaged memory: say so (and what to do), do not fail
+            report.attention.append(exc.message + (f" ({exc.hint})" if exc.hint else ""))
+            return report
         finally:
             store.close()
     elif memory.kind is MemoryKind.LOCAL:

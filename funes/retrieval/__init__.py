@@ -19,6 +19,7 @@ from funes.retrieval.types import Hit, RecallResult, TurnView
 from funes.settings import RECALL, RecallParams
 from funes.store import Filters, Store, StoredChunk
 from funes.traces import parse_ts
+from funes.traces.model import clean_text
 
 
 class _Clock:
@@ -53,6 +54,7 @@ def recall(
     """
     scanner = scanner or default_scanner()
     clock = _Clock()
+    query = clean_text(query)  # argv bytes that are not UTF-8 arrive as lone surrogates
     notes: list[str] = []
     now = now or datetime.now(UTC)
     legs: list[list[int]] = []

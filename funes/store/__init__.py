@@ -9,12 +9,13 @@ model and never parses a transcript.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator, Sequence
+import functools
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import Enum, auto
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from funes.chunks import Chunk
 from funes.errors import IncompatibleStore, StoreError
@@ -24,6 +25,7 @@ from funes.store.lock import writer_lock
 from funes.store.queries import Filters, fts_query
 from funes.store.redaction import BlockRows
 from funes.store.schema import SCHEMA_VERSION, create_vector_table, migrate
+from funes.traces import printable
 
 if TYPE_CHECKING:
     import numpy as np
@@ -96,6 +98,30 @@ class StoreStats:
     file_bytes: int
 
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _reads(method: Callable[Concatenate[Store, P], R]) -> Callable[Concatenate[Store, P], R]:
+    """Turn the binding's errors in a read (a damaged page, a lock held past the busy
+    timeout) into StoreError, so a reader gets a message and an exit status, not a traceback."""
+
+    def wrapper(self: Store, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return method(self, *args, **kwargs)
+        except self._conn.module.Error as exc:
+            damaged = "malformed" in str(exc) or "not a database" in str(exc)
+            hint = (
+                f"the file is damaged: move {self.path} away and run `funes index --yes` to rebuild"
+                if damaged
+                else "retry in a moment"
+            )
+            raise StoreError(f"cannot read memory {self.path}: {exc}", hint=hint) from exc
+
+    functools.update_wrapper(wrapper, method)
+    return wrapper
+
+
 def _now() -> str:
     return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -103,12 +129,17 @@ def _now() -> str:
 class Store:
     """An open memory. Not thread-safe: one Store per thread or process."""
 
-    def __init__(self, path: Path, conn: Connection, *, lock_path: Path | None) -> None:
+    def __init__(
+        self, path: Path, conn: Connection, *, lock_path: Path | None, has_schema: bool = True
+    ) -> None:
         self.path = path
         self._conn = conn
         self._raw = conn.raw
         self._lock_path = lock_path
-        self._meta = self._read_meta()
+        # False for a read-only open of a file no writer has migrated yet (just created, or
+        # its creator was killed first): it reads as an empty memory.
+        self._has_schema = has_schema
+        self._meta = self._read_meta() if has_schema else {}
 
     # -- opening -------------------------------------------------------------------------
 
@@ -132,7 +163,7 @@ class Store:
                         hint="upgrade funes",
                     )
             else:
-                migrate(conn.raw)
+                version = migrate(conn.raw)
         except (IncompatibleStore, StoreError):
             raise
         except Exception as exc:  # the binding's DatabaseError family
@@ -140,7 +171,8 @@ class Store:
                 f"cannot open memory {path}: {exc}",
                 hint="if the file is damaged, move it away and run `funes index --yes` to rebuild",
             ) from exc
-        return cls(path, conn, lock_path=lock_path if lock_path is not None else path.with_suffix(".lock"))
+        lock = lock_path if lock_path is not None else path.with_suffix(".lock")
+        return cls(path, conn, lock_path=lock, has_schema=version > 0)
 
     def close(self) -> None:
         self._conn.close()
@@ -325,14 +357,21 @@ class Store:
             for (rowid, _, harness, block_type), blob in zip(rows, blobs, strict=True):
                 self._insert_vector(rowid, blob, harness, block_type)
 
+    @_reads
     def unit(self, key: str) -> UnitRecord | None:
+        if not self._has_schema:
+            return None
         row = self._raw.execute(
-            "select key, harness, signature, level, indexed_at from units where key = ?", (key,)
+            "select key, harness, signature, level, indexed_at from units where key = ?",
+            (printable(key),),
         ).fetchone()
         return None if row is None else UnitRecord(*row)
 
     def record_unit(self, key: str, *, harness: str, signature: str | None, level: int, turns: int, chunks: int) -> None:
-        """Remember that `key` was indexed up to tier `level` at `signature`."""
+        """Remember that `key` was indexed up to tier `level` at `signature`.
+
+        Keys are stored `printable` (a file name that is not UTF-8 still binds); `unit()`
+        looks them up the same way."""
         with self._tx():
             self._raw.execute(
                 """insert into units (key, harness, signature, level, indexed_at, turns, chunks)
@@ -341,7 +380,7 @@ class Store:
                    signature = excluded.signature, level = excluded.level,
                    indexed_at = excluded.indexed_at, turns = excluded.turns,
                    chunks = units.chunks + excluded.chunks""",
-                (key, harness, signature, level, _now(), turns, chunks),
+                (printable(key), harness, signature, level, _now(), turns, chunks),
             )
 
     # -- redaction upkeep (funes scrub, index upgrades, the publish gate) -----------------
@@ -408,14 +447,19 @@ class Store:
 
     # -- reading -------------------------------------------------------------------------
 
+    @_reads
     def state(self) -> StoreState:
+        if not self._has_schema:
+            return StoreState.EMPTY
         row = self._raw.execute("select 1 from chunks limit 1").fetchone()
         return StoreState.EMPTY if row is None else StoreState.READY
 
+    @_reads
     def lexical(self, query: str, *, k: int, filters: Filters = Filters()) -> list[tuple[int, float]]:
         """(rowid, bm25) best first; BM25 over FTS5, lower bm25 = better."""
         return queries.lexical(self._raw, query, k=k, filters=filters)
 
+    @_reads
     def semantic(self, vector: NDArray[np.float32], *, k: int, filters: Filters = Filters()) -> list[tuple[int, float]]:
         """(rowid, distance) nearest first; [] when this memory or process has no vectors."""
         if not self._conn.vectors or self.model_id is None:
@@ -423,9 +467,11 @@ class Store:
         blob = self._vector_bytes(vector.reshape(1, -1))[0]
         return queries.semantic(self._raw, blob, element=self.vector_element or "float", k=k, filters=filters)
 
+    @_reads
     def fetch(self, rowids: Sequence[int]) -> dict[int, StoredChunk]:
         return {r: StoredChunk.from_row(row) for r, row in queries.by_rowids(self._raw, list(rowids)).items()}
 
+    @_reads
     def neighbors(self, chunk: StoredChunk, n: int) -> list[StoredChunk]:
         """Up to n chunks before and n after `chunk` in its session, in session order."""
         if n <= 0:
@@ -435,6 +481,7 @@ class Store:
         )
         return [StoredChunk.from_row(r) for r in rows]
 
+    @_reads
     def turns_around(self, session_id: str, turn_id: str, window: int) -> list[StoredChunk]:
         """Chunks of the turn and of the `window` turns on each side, in order ([] when absent)."""
         seq = queries.turn_seq(self._raw, session_id=session_id, turn_id=turn_id)
@@ -443,7 +490,11 @@ class Store:
         rows = queries.turns_window(self._raw, session_id=session_id, seq=seq, window=max(window, 0))
         return [StoredChunk.from_row(r) for r in rows]
 
+    @_reads
     def stats(self) -> StoreStats:
+        size = sum(p.stat().st_size for p in (self.path, Path(str(self.path) + "-wal")) if p.exists())
+        if not self._has_schema:
+            return StoreStats(0, 0, {}, None, None, self._conn.vectors, None, 0, size)
         per: dict[str, tuple[int, int]] = {}
         for harness, sessions, chunks in self._raw.execute(
             "select harness, count(distinct session_id), count(*) from chunks group by harness"
@@ -453,7 +504,6 @@ class Store:
         sessions = self._raw.execute("select count(distinct session_id) from chunks").fetchone()[0]
         last = self._raw.execute("select max(indexed_at) from units").fetchone()[0]
         units = self._raw.execute("select count(*) from units").fetchone()[0]
-        size = sum(p.stat().st_size for p in (self.path, Path(str(self.path) + "-wal")) if p.exists())
         return StoreStats(
             chunks=total_chunks,
             sessions=int(sessions),

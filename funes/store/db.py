@@ -8,6 +8,8 @@ memory still opens, lexical-only (`Connection.vectors` is False) and the caller 
 
 from __future__ import annotations
 
+import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -60,7 +62,8 @@ def connect(path: Path | str, *, readonly: bool = False) -> Connection:
     """Open (creating when writable) the memory database with funes' pragmas.
 
     busy_timeout is set before the journal mode is switched to WAL, so a concurrent opener
-    waits instead of failing with "database is locked". Raises the binding's
+    waits instead of failing with "database is locked" (and the switch itself is retried: see
+    `_switch_to_wal`). Raises the binding's
     OperationalError / DatabaseError when the file cannot be opened or is not a database.
     """
     sqlite = sqlite_module()
@@ -75,7 +78,7 @@ def connect(path: Path | str, *, readonly: bool = False) -> Connection:
         raw = sqlite.connect(target, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
     raw.execute(f"pragma busy_timeout = {BUSY_TIMEOUT_MS}")
     if not readonly:
-        raw.execute("pragma journal_mode = wal")
+        _switch_to_wal(raw, sqlite)
         raw.execute("pragma synchronous = normal")
         # Deleted or rewritten text (funes scrub) is zeroed, not left in free pages.
         raw.execute("pragma secure_delete = on")
@@ -83,6 +86,29 @@ def connect(path: Path | str, *, readonly: bool = False) -> Connection:
             _private_sidecars(Path(target))
     vectors, error = _load_vec(raw)
     return Connection(raw, vectors, error, sqlite)
+
+
+def _switch_to_wal(raw: Any, sqlite: ModuleType) -> None:
+    """Put the database in WAL mode (a no-op when it already is).
+
+    The switch needs an exclusive lock, and SQLite answers SQLITE_BUSY at once, without
+    calling the busy handler, when another connection is switching or migrating the same new
+    file (two writers creating the memory together); so it is retried here, with backoff, for
+    up to the busy timeout. Raises the binding's OperationalError after that.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    delay_s = 0.005
+    while True:
+        try:
+            if str(raw.execute("pragma journal_mode").fetchone()[0]).lower() != "wal":
+                raw.execute("pragma journal_mode = wal")
+            return
+        except sqlite.OperationalError as exc:
+            text = str(exc).lower()
+            if ("locked" not in text and "busy" not in text) or time.monotonic() > deadline:
+                raise
+            time.sleep(delay_s)
+            delay_s = min(delay_s * 2, 0.1)
 
 
 def _load_vec(raw: Any) -> tuple[bool, str | None]:

@@ -76,6 +76,9 @@ SCHEMA_VERSION = len(MIGRATIONS)
 def migrate(raw: Any) -> int:
     """Apply pending migrations in one transaction each; returns the resulting version.
 
+    Safe when several processes open a new memory at once: each migration re-checks the
+    version under the write lock, so it is applied exactly once.
+
     Raises IncompatibleStore when the file was written by a newer funes.
     """
     current = int(raw.execute("pragma user_version").fetchone()[0])
@@ -87,6 +90,10 @@ def migrate(raw: Any) -> int:
     for version in range(current + 1, SCHEMA_VERSION + 1):
         raw.execute("begin immediate")
         try:
+            # Another process may have migrated between our read and our write lock.
+            if int(raw.execute("pragma user_version").fetchone()[0]) >= version:
+                raw.execute("commit")
+                continue
             for statement in _statements(MIGRATIONS[version - 1]):
                 raw.execute(statement)
             raw.execute(f"pragma user_version = {version}")

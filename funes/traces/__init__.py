@@ -16,6 +16,7 @@ from funes.traces.model import (
     iso_utc,
     normalize_ts,
     parse_ts,
+    printable,
     workdir_facet,
 )
 from funes.traces.source import ReadStats, TraceSource, Unit
@@ -35,6 +36,7 @@ __all__ = [
     "iso_utc",
     "normalize_ts",
     "parse_ts",
+    "printable",
     "sources_for_path",
     "workdir_facet",
 ]

@@ -175,6 +175,8 @@ def read_codex_file(path: Path, stats: ReadStats) -> Iterator[Turn]:
     for _line_no, rec in read_records(path, stats):
         is_first, first = first, False
         kind = rec.get("type")
+        if not isinstance(kind, str):
+            kind = None  # a list or dict here is not a type name (and not hashable)
         payload = rec.get("payload")
         turns: Iterator[Turn] = iter(())
         if kind in _ENVELOPE_TYPES and isinstance(payload, dict):

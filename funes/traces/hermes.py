@@ -33,7 +33,7 @@ from typing import Any, TypeVar
 
 from funes.traces.jsonl import compact_json
 from funes.traces.model import Block, BlockType, Harness, Role, Turn, normalize_ts
-from funes.traces.source import ReadStats, Unit
+from funes.traces.source import ReadStats, Unit, open_regular
 
 DB_NAME = "state.db"
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -58,7 +58,7 @@ T = TypeVar("T")
 def is_sqlite_file(path: Path) -> bool:
     """True when `path` starts with the SQLite header (False when unreadable)."""
     try:
-        with path.open("rb") as f:
+        with open_regular(path) as f:
             return f.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
     except OSError:
         return False

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from funes.traces.source import ReadStats
+from funes.traces.source import ReadStats, open_regular
 
 MAX_LINE_BYTES = 16 * 1024 * 1024
 _CHUNK = 1024 * 1024
@@ -26,9 +26,10 @@ def read_records(
     """Yield `(line_number, record)` for every line that holds a JSON object.
 
     Line numbers are 1-based and count every physical line (blank and bad ones too), so they
-    are stable as the file grows. Raises OSError only when the file cannot be opened.
+    are stable as the file grows. Raises OSError only when the file cannot be opened (or is
+    not a regular file).
     """
-    with path.open("rb") as f:
+    with open_regular(path) as f:
         line_no = 0
         while True:
             raw, complete, oversized = _next_line(f, max_line_bytes)

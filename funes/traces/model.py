@@ -71,6 +71,7 @@ _CUT_MARK = "\n[… cut by funes: {n} more characters]"
 # whitespace, comma or quote. The payload is replaced; the media type is kept for context.
 _DATA_URI = re.compile(r"(?<![A-Za-z0-9_\-.])(data:[^\s,\"';]*(?:;[^\s,\"';]+)*;base64,)[A-Za-z0-9+/_\-]+=*")
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
+_EPOCH = re.compile(r"[0-9]+(?:\.[0-9]*)?|\.[0-9]+")  # ASCII digits only: str.isdigit() accepts "²"
 
 
 def elide_data_uris(text: str) -> str:
@@ -95,6 +96,29 @@ def clean_text(text: str, *, max_chars: int = MAX_BLOCK_CHARS) -> str:
     if len(text) > max_chars:
         text = text[:max_chars] + _CUT_MARK.format(n=len(text) - max_chars)
     return text
+
+
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f\ud800-\udfff]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if 0xDC80 <= code <= 0xDCFF:  # a byte that was not UTF-8 (a file name, argv): show the byte
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\x{code:02x}" if code < 0x80 else f"\\u{code:04x}"
+
+
+def printable(value: str) -> str:
+    """An identifier (session or turn id, path, tool name) made safe to store and print.
+
+    Control characters and lone surrogates (from file names or argv bytes that are not UTF-8,
+    or `\\ud800` JSON escapes) are written as `\\xNN` / `\\uNNNN` escapes, so the id stays on
+    one line of the agent format, binds in SQLite, and distinct ids stay distinct. Ids made
+    of printable text (every id real agents write) are returned unchanged.
+    """
+    if value.isascii() and value.isprintable():
+        return value
+    return _UNPRINTABLE.sub(_escape, value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,13 +205,16 @@ def normalize_ts(value: object) -> str:
     """Best-effort normalization of a recorded timestamp to ISO-8601 UTC (see `iso_utc`).
 
     Accepts ISO strings (with `Z` or an offset; naive ones are taken as UTC), epoch seconds
-    (int/float) and epoch milliseconds (values above 1e11). Returns "" when unparseable.
+    (int/float, or an ASCII-digit string) and epoch milliseconds (values above 1e11).
+    Returns "" for anything else, including values out of datetime's range; never raises.
     """
     if value is None or isinstance(value, bool):
         return ""
     if isinstance(value, int | float):
-        seconds = float(value) / 1000.0 if abs(value) > 1e11 else float(value)
         try:
+            seconds = float(value)  # OverflowError for ints beyond a double
+            if abs(seconds) > 1e11:
+                seconds /= 1000.0
             return iso_utc(datetime.fromtimestamp(seconds, tz=UTC))
         except (OverflowError, OSError, ValueError):
             return ""
@@ -195,15 +222,15 @@ def normalize_ts(value: object) -> str:
         s = value.strip()
         if not s:
             return ""
-        if s.replace(".", "", 1).isdigit():
+        if _EPOCH.fullmatch(s):
             return normalize_ts(float(s))
         try:
             parsed = datetime.fromisoformat(s.replace("Z", "+00:00"))
-        except ValueError:
+            if parsed.tzinfo is None:
+                parsed = parsed.replace(tzinfo=UTC)
+            return iso_utc(parsed)  # OverflowError: e.g. year 1 with a positive offset
+        except (ValueError, OverflowError):
             return ""
-        if parsed.tzinfo is None:
-            parsed = parsed.replace(tzinfo=UTC)
-        return iso_utc(parsed)
     return ""
 
 

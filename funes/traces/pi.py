@@ -125,7 +125,7 @@ def _entry(rec: Mapping[str, Any], kind: Any) -> tuple[Role, tuple[Block, ...], 
         if not isinstance(message, dict):
             return None
         return _message(message)
-    if kind in _SUMMARY_ENTRIES:
+    if isinstance(kind, str) and kind in _SUMMARY_ENTRIES:
         return Role.USER, _text_blocks(rec.get("summary")), True, None
     if kind == "custom_message":
         return Role.USER, _text_blocks(rec.get("content")), True, None
@@ -150,7 +150,7 @@ def _message(message: Mapping[str, Any]) -> tuple[Role, tuple[Block, ...], bool,
         return Role.TOOL, (block,), False, ts
     if role == "bashExecution":
         return Role.USER, _bash_blocks(message), False, ts
-    if role in _SCAFFOLD_ROLES:
+    if isinstance(role, str) and role in _SCAFFOLD_ROLES:
         body = content if content is not None else message.get("summary")
         return Role.USER, _text_blocks(body), True, ts
     return None

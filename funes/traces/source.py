@@ -7,11 +7,13 @@ turns, counting (never raising on) bad records in a `ReadStats`.
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import BinaryIO, Protocol
 
 from funes.traces.model import Harness, Turn
 
@@ -113,6 +115,8 @@ def walk_files(root: Path, pattern: str) -> Iterator[Path]:
     """Regular files under `root` matching a glob `pattern`, recursively.
 
     Symlinked directories are not followed (no loops); unreadable directories are skipped.
+    FIFOs, sockets, devices, symlink loops and dangling links are skipped too: opening a FIFO
+    blocks until a writer appears, which would hang a sweep.
     """
     if not root.is_dir():
         return
@@ -121,5 +125,23 @@ def walk_files(root: Path, pattern: str) -> Iterator[Path]:
         base = Path(dirpath)
         for name in sorted(filenames):
             p = base / name
-            if p.match(pattern):
+            if p.match(pattern) and p.is_file():
                 yield p
+
+
+def open_regular(path: Path) -> BinaryIO:
+    """Open `path` for binary reading, refusing anything but a regular file.
+
+    The open never blocks (a FIFO put where a transcript was is refused, not waited on).
+    Raises OSError: missing, unreadable, a directory, a FIFO or another special file.
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
