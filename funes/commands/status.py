@@ -119,6 +119,9 @@ def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
 
 def _secrets_status(store: Store, report: StatusReport) -> None:
     """How many chunks a push would hold back (the real gate; incremental, see held_back_summary)."""
+    if report.stats is None or report.stats.chunks == 0:
+        report.push_held_back = 0
+        return
     try:
         held = held_back_summary(store)
     except SecretScanFailed as exc:

@@ -434,9 +434,10 @@ class Store:
         the blocks touched by rows after `after_rowid` (0: every chunk)."""
         return redaction.gate_rows(self._raw, after_rowid=after_rowid)
 
+    @_reads
     def max_rowid(self) -> int:
         """The highest chunk rowid (0 when empty); rowids only grow."""
-        return redaction.max_rowid(self._raw)
+        return redaction.max_rowid(self._raw) if self._has_schema else 0
 
     def purge_freed_text(self) -> None:
         """After rewrites: merge FTS segments and truncate the WAL (writable connections run

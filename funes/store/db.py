@@ -8,7 +8,6 @@ memory still opens, lexical-only (`Connection.vectors` is False) and the caller 
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
