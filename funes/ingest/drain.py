@@ -1,0 +1,214 @@
+"""Draining the spool: claim entries, settle their transcripts, index the units they name.
+
+A worker (`funes spool drain`, one at a time by the spool's worker lock) claims entries by
+rename (new/ → claimed/), coalesces them per unit, waits for each transcript to stop
+growing, indexes it incrementally under the memory's writer lock, and deletes an entry only
+after its chunks are committed; failures go back to new/ with `attempts` + 1, or to failed/
+(with a `.err` beside them) after `max_attempts`. See funes.ingest.spool for the layout.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from funes.errors import IncompatibleStore, StoreLocked
+from funes.ingest.indexing import TOP_TIER, IndexJob, IndexReport, index, index_unit, owed
+from funes.ingest.spool import EntryError, Spool, SpoolEntry, agent_of
+from funes.settings import SPOOL, SpoolParams
+from funes.traces import TraceSource, Unit
+
+log = logging.getLogger(__name__)
+
+@dataclass(slots=True)
+class DrainReport:
+    """What a drain did. Counts and ids only."""
+
+    entries: int = 0  # entries claimed
+    acked: int = 0  # deleted after their chunks were committed
+    retried: int = 0  # sent back to new/ after a failure
+    parked: int = 0  # moved to failed/
+    released: int = 0  # given back untouched (the memory was busy)
+    reclaimed: int = 0  # left in claimed/ by a killed worker, taken back
+    units: int = 0  # units (transcripts, sessions) re-read
+    sweeps: int = 0  # agents swept because an entry named nothing readable
+    chunks_written: int = 0
+    busy: bool = False  # another worker held the worker lock: nothing done
+    store_busy: bool = False  # the memory's writer lock stayed taken: entries released
+    errors: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Claimed:
+    name: str
+    entry: SpoolEntry
+
+
+SourcesFor = Callable[[SpoolEntry], Sequence[TraceSource]]
+
+
+def settle(paths: Sequence[Path], params: SpoolParams = SPOOL) -> None:
+    """Wait until none of `paths` changes size for `settle_s` (at most `settle_max_s`).
+
+    An agent may still be appending the turn's last records when its hook fires.
+    """
+    if not paths or params.settle_s <= 0:
+        return
+
+    def sizes() -> list[int]:
+        out = []
+        for p in paths:
+            try:
+                out.append(p.stat().st_size)
+            except OSError:
+                out.append(-1)
+        return out
+
+    deadline = time.monotonic() + params.settle_max_s
+    before = sizes()
+    while True:
+        time.sleep(params.settle_s)
+        after = sizes()
+        if after == before or time.monotonic() >= deadline:
+            return
+        before = after
+
+
+def process(
+    spool: Spool,
+    claimed: Sequence[Claimed],
+    job: IndexJob,
+    *,
+    sources_for: SourcesFor,
+    params: SpoolParams = SPOOL,
+    report: DrainReport,
+) -> None:
+    """Index what `claimed` entries point at (coalesced per unit) and settle each entry.
+
+    Entries naming the same unit are indexed once. An entry whose payload names nothing this
+    source can read (or that asks for it) makes its agent be swept instead. An entry is acked
+    only after its unit's chunks are committed. StoreLocked propagates (the caller releases).
+    """
+    if job.embedder is not None:
+        job.store.stamp_model(job.embedder.model_id, job.embedder.dim)
+    units: dict[str, tuple[TraceSource, Unit, list[Claimed]]] = {}
+    sweeps: dict[str, tuple[list[TraceSource], list[Claimed]]] = {}
+    for item in claimed:
+        entry = item.entry
+        sources = list(sources_for(entry))
+        if not sources:
+            fail(spool, item, f"no source for agent {entry.agent!r}", params, report)
+            continue
+        unit_source = _unit_for(sources, entry, report)
+        if unit_source is not None:
+            source, unit = unit_source
+            units.setdefault(unit.key, (source, unit, []))[2].append(item)
+        if unit_source is None or entry.sweep:
+            sweeps.setdefault(entry.agent, (sources, []))[1].append(item)
+    settle([u.path for _, u, _ in units.values()], params)
+    done: dict[str, bool] = {}  # entry name → every unit/sweep it asked for succeeded
+    for key, (source, unit, items) in units.items():
+        fresh = _refreshed(source, unit, items[0].entry) or unit
+        ok, error = _index_one(source, fresh, job, report)
+        for item in items:
+            done[item.name] = done.get(item.name, True) and ok
+            if not ok:
+                log.warning("unit %s failed: %s", key, error)
+                report.errors.append(f"{key}: {error}")
+    for agent, (sources, items) in sweeps.items():
+        sub = IndexReport()
+        try:
+            sub = index(sources, job)
+        except (StoreLocked, IncompatibleStore):
+            raise
+        report.sweeps += 1
+        report.units += sub.units_indexed
+        report.chunks_written += sub.chunks_written
+        log.info("swept %s: %d units, %d chunks", agent, sub.units_indexed, sub.chunks_written)
+        for item in items:
+            done.setdefault(
+                item.name, True
+            )  # a sweep's unit failures are retried by the next sweep
+    for item in claimed:
+        if item.name not in done:
+            continue
+        if done[item.name]:
+            spool.ack(item.name)
+            report.acked += 1
+        else:
+            fail(spool, item, "indexing failed (see worker.log)", params, report)
+
+
+def _unit_for(
+    sources: Sequence[TraceSource], entry: SpoolEntry, report: DrainReport
+) -> tuple[TraceSource, Unit] | None:
+    for source in sources:
+        try:
+            unit = source.unit_for_hook(entry.payload)
+        except Exception as exc:  # a source's payload reader must not sink the batch
+            report.errors.append(
+                f"{entry.agent}: unit_for_hook failed: {type(exc).__name__}: {exc}"
+            )
+            continue
+        if unit is not None:
+            return source, unit
+    return None
+
+
+def _refreshed(source: TraceSource, unit: Unit, entry: SpoolEntry) -> Unit | None:
+    """The unit re-stat'ed after settling (its signature moved while we waited)."""
+    try:
+        return source.unit_for_hook(entry.payload)
+    except Exception:
+        return None
+
+
+def _index_one(
+    source: TraceSource, unit: Unit, job: IndexJob, report: DrainReport
+) -> tuple[bool, str]:
+    if not owed(job.store, unit, TOP_TIER):
+        return True, ""
+    sub = IndexReport()
+    written, ok = index_unit(source, unit, job, tier=TOP_TIER, report=sub)
+    report.units += 1
+    report.chunks_written += written
+    if not ok:
+        return False, sub.failures[-1].error
+    return True, ""
+
+
+def fail(spool: Spool, item: Claimed, error: str, params: SpoolParams, report: DrainReport) -> None:
+    if spool.retry_or_park(item.name, item.entry, error, max_attempts=params.max_attempts):
+        report.parked += 1
+        log.warning("entry %s parked in failed/: %s", item.name, error)
+    else:
+        report.retried += 1
+
+
+def claim_batch(spool: Spool, report: DrainReport, *, limit: int) -> list[Claimed]:
+    """Claim up to `limit` waiting entries. Unreadable ones are parked at once."""
+    out: list[Claimed] = []
+    for name in spool.pending()[:limit]:
+        got = spool.claim(name)
+        if got is None:
+            continue
+        report.entries += 1
+        if isinstance(got, EntryError):
+            spool.park(name, f"unreadable spool entry: {got}")
+            report.parked += 1
+            agent = agent_of(name)
+            if agent:  # the turn it pointed at is not lost: sweep its agent
+                spool.enqueue(SpoolEntry(agent=agent, event="recovered", received_at=time.time()))
+            continue
+        out.append(Claimed(name, got))
+    return out
+
+
+def group_by_memory(claimed: Sequence[Claimed]) -> dict[str | None, list[Claimed]]:
+    groups: dict[str | None, list[Claimed]] = {}
+    for item in claimed:
+        groups.setdefault(item.entry.memory, []).append(item)
+    return groups

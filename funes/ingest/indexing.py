@@ -1,0 +1,247 @@
+"""The index loop: sources → redact → chunk → embed → store, one generic loop for every source.
+
+`index()` walks units newest first (subagent files after main sessions), skips units whose
+signature and tier are already recorded, and writes chunks in batches, each batch in one
+transaction together with its vectors. A unit is recorded as indexed only after all of its
+chunks are committed, so a crash at any point is repaired by the next run (chunk ids are
+stable; already-stored ids are never embedded again).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+
+from funes.chunks import Chunk, chunk_turn
+from funes.errors import IncompatibleStore, ModelUnavailable, StoreLocked
+from funes.inference import Embedder
+from funes.ingest.scrub import ScrubReport, scrub
+from funes.redact import Scanner, redact
+from funes.settings import INDEX, IndexParams
+from funes.store import Store
+from funes.traces import Block, BlockType, ReadStats, TraceSource, Turn, Unit
+
+TIERS: tuple[tuple[BlockType, ...], ...] = (
+    (BlockType.TEXT, BlockType.THINKING),
+    (BlockType.TOOL_USE,),
+    (BlockType.TOOL_RESULT,),
+)
+TOP_TIER = len(TIERS) - 1
+_FLUSH = 256  # chunks accumulated before a dedupe + embed + write round
+
+
+@dataclass(slots=True)
+class Progress:
+    """A progress event: `done` of `total` units in tier `tier`, the unit just finished."""
+
+    tier: int
+    done: int
+    total: int
+    unit: str
+    chunks_written: int
+
+
+@dataclass(slots=True)
+class UnitFailure:
+    key: str
+    error: str
+
+
+@dataclass(slots=True)
+class IndexReport:
+    """What an index run did. Counts only; never transcript text."""
+
+    units_seen: int = 0
+    units_indexed: int = 0
+    units_unchanged: int = 0
+    units_pending: int = 0  # left for a later run by the time budget
+    turns: int = 0
+    chunks_written: int = 0
+    chunks_existing: int = 0
+    vectors_backfilled: int = 0
+    redactions: int = 0
+    failures: list[UnitFailure] = field(default_factory=list)
+    read: ReadStats = field(default_factory=ReadStats)
+    per_harness: dict[str, int] = field(default_factory=dict)  # chunks written per harness
+    elapsed_s: float = 0.0
+    budget_exhausted: bool = False
+    upgrade: ScrubReport | None = None  # stored rows rescanned because the rules improved
+
+
+@dataclass(frozen=True, slots=True)
+class IndexJob:
+    """Everything one index run needs."""
+
+    store: Store
+    embedder: Embedder | None  # None: this memory has no vectors (lexical-only)
+    scanner: Scanner
+    params: IndexParams = INDEX
+    host: str | None = None
+    progress: Callable[[Progress], None] | None = None
+    all_tiers_at_once: bool = False  # no budget: read each unit once for every tier
+
+
+def order_units(units: Iterable[Unit]) -> list[Unit]:
+    """Main sessions newest first, then secondary (subagent) units newest first."""
+    return sorted(units, key=lambda u: (u.secondary, -u.sort_key, u.key))
+
+
+def index(sources: Sequence[TraceSource], job: IndexJob) -> IndexReport:
+    """Index every owed unit of `sources` into `job.store` (see module docstring).
+
+    Raises StoreLocked / IncompatibleStore before writing anything; per-unit failures are
+    recorded in the report, never raised. Stored rows redacted by older rules
+    (`store.redaction_floor < scanner.version`) are rescanned and rewritten in place.
+    """
+    started = time.monotonic()
+    report = IndexReport()
+    if job.embedder is not None:
+        job.store.stamp_model(job.embedder.model_id, job.embedder.dim)
+    work: list[tuple[TraceSource, Unit]] = []
+    for source in sources:
+        for unit in source.units():
+            work.append((source, unit))
+    report.units_seen = len(work)
+    by_unit = {u.key: s for s, u in work}
+    ordered = order_units(u for _, u in work)
+    if job.params.limit is not None:
+        ordered = [u for u in ordered if owed(job.store, u, TOP_TIER)][: max(job.params.limit, 0)]
+    deadline = started + job.params.budget_s if job.params.budget_s > 0 else None
+    tiers = [TOP_TIER] if job.all_tiers_at_once else list(range(len(TIERS)))
+    indexed: set[str] = set()
+    failed: set[str] = set()
+    for tier in tiers:
+        due = [u for u in ordered if u.key not in failed and owed(job.store, u, tier)]
+        for done, unit in enumerate(due, 1):
+            if deadline is not None and time.monotonic() > deadline:
+                report.budget_exhausted = True
+                report.units_pending = len(due) - done + 1
+                break
+            # A unit re-read for a later tier adds chunks but is not counted again.
+            first_read = unit.key not in indexed
+            written, ok = index_unit(by_unit[unit.key], unit, job, tier=tier, report=report, count=first_read)
+            (indexed if ok else failed).add(unit.key)
+            if job.progress is not None:
+                job.progress(Progress(tier, done, len(due), unit.key, written))
+        if report.budget_exhausted:
+            break
+    if job.store.redaction_floor < job.scanner.version:
+        report.upgrade = scrub(job.store, job.scanner, job.embedder, only_outdated=True)
+    report.units_indexed = len(indexed)
+    report.units_unchanged = sum(
+        1 for u in ordered if u.key not in indexed and u.key not in failed and not owed(job.store, u, TOP_TIER)
+    )
+    if job.embedder is not None:
+        report.vectors_backfilled = backfill_vectors(job.store, job.embedder, job.params)
+    report.elapsed_s = time.monotonic() - started
+    return report
+
+
+def owed(store: Store, unit: Unit, tier: int) -> bool:
+    record = store.unit(unit.key)
+    if record is None or unit.signature is None:
+        return True
+    return record.signature != unit.signature or record.level < tier
+
+
+def _first_owed_tier(store: Store, unit: Unit) -> int:
+    """The lowest tier not yet stored for this unit at its current signature."""
+    record = store.unit(unit.key)
+    if record is None or unit.signature is None or record.signature != unit.signature:
+        return 0
+    return record.level + 1
+
+
+def index_unit(
+    source: TraceSource, unit: Unit, job: IndexJob, *, tier: int, report: IndexReport, count: bool = True
+) -> tuple[int, bool]:
+    """Read one unit and store its chunks of tiers ≤ `tier`. Returns (chunks written, success).
+
+    Any exception while reading or writing this unit is recorded as a failure (the unit is
+    not marked indexed, so the next run retries it); StoreLocked / IncompatibleStore propagate.
+    With `count` False (a re-read for a later tier) turns, redactions and skipped records are
+    not added to the report again.
+    """
+    types = {t for level in TIERS[_first_owed_tier(job.store, unit) : tier + 1] for t in level}
+    if not job.params.include_thinking:
+        types.discard(BlockType.THINKING)
+    stats = ReadStats()
+    local = IndexReport()
+    pending: list[Chunk] = []
+    written = 0
+    turns = 0
+    ok = True
+    try:
+        for turn in source.read(unit, stats):
+            turns += 1
+            turn = _redacted(turn, job.scanner, local)
+            pending.extend(chunk_turn(turn, types=types, host=job.host))
+            if len(pending) >= _FLUSH:
+                written += _flush(pending, job, report)
+                pending = []
+        written += _flush(pending, job, report)
+    except (StoreLocked, IncompatibleStore, ModelUnavailable):
+        raise  # not about this unit: every other unit would fail the same way
+    except Exception as exc:  # the per-unit guard: one bad unit never sinks the run
+        report.failures.append(UnitFailure(unit.key, f"{type(exc).__name__}: {exc}"))
+        ok = False
+    if count or not ok:
+        report.read.merge(stats)
+        report.turns += turns
+        report.redactions += local.redactions
+    if written:
+        key = unit.harness.value
+        report.per_harness[key] = report.per_harness.get(key, 0) + written
+    if ok:
+        job.store.record_unit(
+            unit.key, harness=unit.harness.value, signature=unit.signature, level=tier, turns=turns, chunks=written
+        )
+    return written, ok
+
+
+def _redacted(turn: Turn, scanner: Scanner, report: IndexReport) -> Turn:
+    blocks: list[Block] = []
+    changed = False
+    for block in turn.blocks:
+        text, findings = redact(block.text, scanner)
+        if findings:
+            changed = True
+            report.redactions += len(findings)
+            block = replace(block, text=text)
+        blocks.append(block)
+    return replace(turn, blocks=tuple(blocks)) if changed else turn
+
+
+def _flush(chunks: list[Chunk], job: IndexJob, report: IndexReport) -> int:
+    if not chunks:
+        return 0
+    # One turn can repeat a chunk id only through a parser bug; keep the first.
+    unique: dict[str, Chunk] = {}
+    for c in chunks:
+        unique.setdefault(c.id, c)
+    existing = job.store.existing_ids(list(unique))
+    fresh = [c for c in unique.values() if c.id not in existing]
+    report.chunks_existing += len(existing)
+    if not fresh:
+        return 0
+    vectors = None
+    if job.embedder is not None and job.store.vectors_available:
+        vectors = job.embedder.embed([c.text for c in fresh])
+    written = job.store.add(fresh, vectors, redaction_version=job.scanner.version)
+    report.chunks_written += written
+    return written
+
+
+def backfill_vectors(store: Store, embedder: Embedder, params: IndexParams = INDEX) -> int:
+    """Embed stored chunks that have no vector yet (e.g. indexed while sqlite-vec was missing)."""
+    if not store.vectors_available or store.model_id is None:
+        return 0
+    total = 0
+    while True:
+        batch = store.chunks_without_vectors(limit=params.embed_batch * 8)
+        if not batch:
+            return total
+        vectors = embedder.embed([text for _, text, _, _ in batch])
+        store.add_vectors(batch, vectors)
+        total += len(batch)
