@@ -13,8 +13,9 @@ every call; one more loop runs `funes recall`/`get`/`status` as subprocesses. Th
 * no recall waited on the writer (its slowest call stays far below the busy timeout).
 
 The storm lasts FUNES_ROBUST_STORM_S seconds (default 20; the issue's full minute: 60).
-TODO(spool worker): add a third writer, the spool worker draining hook entries, once the
-`hooks` branch lands (tests/robustness/test_concurrency.py::test_everything_at_once…).
+The third writer is the spool worker: a thread fires the real hook script (hooks/enqueue.py)
+for the Claude transcripts being written, and the hook spawns detached workers (through a
+tiny interpreter shim, the same fake-embedder program as the indexers).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from funes.retrieval import recall
 from funes.store import Store
 
 APPENDER = Path(__file__).resolve().parent / "appender.py"
+HOOK = Path(__file__).resolve().parents[2] / "hooks" / "enqueue.py"
 STORM_S = float(os.environ.get("FUNES_ROBUST_STORM_S", "20"))
 QUERIES = [
     "kiln glaze",
@@ -104,6 +106,28 @@ def test_everything_at_once_loses_nothing_duplicates_nothing_and_blocks_no_reade
             if proc.returncode not in (0, 75):
                 problems.append(f"index exited {proc.returncode}: {proc.stderr[-2000:]}")
 
+    spool = Paths.resolve(env).spool
+    shim = tmp_path / "python-shim"  # what the hook runs as `<python> -m funes spool drain …`
+    shim.write_text(f'#!/bin/sh\nshift 2\nexec "{sys.executable}" "{FAKE_FUNES}" "$@"\n')
+    shim.chmod(0o755)
+    hooks_fired = [0]
+
+    def hooker() -> None:
+        projects = home / ".claude" / "projects"
+        while not stop.is_set():
+            for path in sorted(projects.rglob("*.jsonl"))[-3:]:
+                payload = {"session_id": path.stem, "transcript_path": str(path), "cwd": "/w",
+                           "hook_event_name": "Stop"}
+                proc = subprocess.run(
+                    [sys.executable, "-I", "-S", str(HOOK), "--agent", "claude", "--spool", str(spool),
+                     "--python", str(shim), "--home", env["FUNES_HOME"], "--event", "Stop"],
+                    input=json.dumps(payload), env=env, capture_output=True, text=True, timeout=60,
+                )
+                if proc.returncode != 0 or proc.stdout:
+                    problems.append(f"hook: exit {proc.returncode}, stdout {proc.stdout!r}")
+                hooks_fired[0] += 1
+            time.sleep(0.3)
+
     def reader(n: int) -> None:
         emb = BagOfWordsEmbedder()
         i = n
@@ -147,6 +171,7 @@ def test_everything_at_once_loses_nothing_duplicates_nothing_and_blocks_no_reade
         threading.Thread(target=indexer, args=([],)),
         threading.Thread(target=indexer, args=(["--yes"],)),
         threading.Thread(target=cli_reader),
+        threading.Thread(target=hooker),
     ] + [threading.Thread(target=reader, args=(n,)) for n in range(5)]
     for t in threads:
         t.start()
@@ -162,6 +187,13 @@ def test_everything_at_once_loses_nothing_duplicates_nothing_and_blocks_no_reade
     assert 0 in index_codes and len(index_codes) >= 4, index_codes
     assert cli_runs[0] >= 3
 
+    assert hooks_fired[0] >= 3
+    deadline = time.monotonic() + 120  # the detached workers finish their last entries
+    while time.monotonic() < deadline and (list((spool / "new").glob("*")) or list((spool / "claimed").glob("*"))):
+        time.sleep(0.5)
+    assert not list((spool / "failed").glob("*.json")), "a hook entry failed"
+    worker_log = (spool / "logs" / "worker.log").read_text()
+    assert "drain:" in worker_log and "Traceback" not in worker_log, worker_log[-2000:]
     final = run_fake_funes(["index", "--yes"], env)
     clean_output(final)
     assert final.returncode == 0, final.stderr

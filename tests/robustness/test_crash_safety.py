@@ -13,8 +13,8 @@ and after a final uninterrupted run the memory holds exactly the chunks (ids, te
 positions) of one clean, uninterrupted run.
 
 FUNES_ROBUST_KILLS sets the number of kills (default 15).
-TODO(spool worker): kill the spool worker mid-drain too, once the `hooks` branch lands
-(entries claimed but not finished must be re-drained, none lost, none stored twice).
+The spool worker killed mid-drain is covered by tests/commands/test_spool_worker.py (claimed
+entries are re-drained by the next worker; none lost, none stored twice).
 """
 
 from __future__ import annotations
