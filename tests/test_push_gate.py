@@ -6,9 +6,9 @@ import secrets
 import string
 from dataclasses import dataclass
 
-from funes.chunks import split_text
 import pytest
 
+from funes.chunks import split_text
 from funes.errors import SecretScanFailed
 from funes.redact import Finding, RuleScanner
 from funes.redact.gate import gate

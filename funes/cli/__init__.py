@@ -14,10 +14,10 @@ import traceback
 import click
 
 from funes import __version__
+from funes.cli.agents import add, remove
 from funes.cli.ask import ask
 from funes.cli.common import pass_runtime
 from funes.cli.index import index
-from funes.cli.agents import add, remove
 from funes.cli.mcp import mcp
 from funes.cli.push import push
 from funes.cli.read import get, recall, status

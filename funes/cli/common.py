@@ -30,7 +30,7 @@ def pass_runtime(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-class HarnessType(click.ParamType):
+class HarnessType(click.ParamType):  # type: ignore[type-arg]  # generic only in newer click
     name = "harness"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Harness:
@@ -44,7 +44,7 @@ class HarnessType(click.ParamType):
         return harness
 
 
-class BlockTypeType(click.ParamType):
+class BlockTypeType(click.ParamType):  # type: ignore[type-arg]
     name = "type"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> BlockType:

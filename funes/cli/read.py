@@ -8,7 +8,14 @@ from dataclasses import replace
 import click
 from rich.console import Console
 
-from funes.cli.common import BlockTypeType, HarnessType, format_option, memory_option, pass_runtime, wants_human
+from funes.cli.common import (
+    BlockTypeType,
+    HarnessType,
+    format_option,
+    memory_option,
+    pass_runtime,
+    wants_human,
+)
 from funes.commands.memory import parse_memory
 from funes.commands.recall import RecallRequest, run_get, run_recall
 from funes.commands.runtime import Runtime

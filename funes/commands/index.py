@@ -13,9 +13,9 @@ from funes.errors import UsageError
 from funes.ingest import DrainReport, IndexJob, IndexReport, Progress, index
 from funes.redact import default_scanner
 from funes.settings import INDEX, SPOOL, IndexParams
+from funes.traces import Harness, TraceSource, discover, sources_for_path
 
 DRAIN_WAIT_S = 5.0  # how long `funes index` waits for a running spool worker
-from funes.traces import Harness, TraceSource, discover, sources_for_path
 
 
 @dataclass(frozen=True, slots=True)

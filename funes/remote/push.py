@@ -22,11 +22,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from funes.errors import PushRefused, RemoteError
+from funes.errors import PushRefused, RemoteError, SecretScanFailed
 from funes.paths import ensure_private_dir
-from funes.errors import SecretScanFailed
 from funes.redact import Scanner
-from funes.redact.gate import gate
+from funes.redact.gate import GateRow, gate
 from funes.remote import lance_export
 from funes.remote.base import (
     HeadMoved,
@@ -113,7 +112,8 @@ def _load_remote_ids(box: Outbox, snap: Snapshot, label: str) -> None:
 def _run_gate(box: Outbox, scanner: Scanner, report: PushReport) -> None:
     for batch in box.pending():
         try:
-            result = gate(batch, scanner)
+            rows = (GateRow(r.id, r.session_id, r.turn_id, r.block_idx, r.split_idx, r.text) for r in batch)
+            result = gate(rows, scanner)
         except SecretScanFailed as exc:  # fail closed: nothing leaves the machine
             raise PushRefused(
                 f"{exc.message}: nothing was published",

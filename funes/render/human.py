@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rich.console import Group
+from rich.console import Group, RenderableType
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
@@ -50,7 +50,7 @@ def status(report: StatusReport) -> Group:
             f"pushed {push.remote}",
             f"{push.published:,} chunks · {push.pending_chunks:,} not pushed ({push.pending_sessions} sessions)",
         )
-    parts: list[object] = [table]
+    parts: list[RenderableType] = [table]
     for item in report.attention:
         parts.append(Text(f"⚠ {item}", style="yellow"))
     for step in report.next_steps:

@@ -22,7 +22,7 @@ from funes.errors import IncompatibleStore, StoreError
 from funes.store import queries, redaction
 from funes.store.db import Connection, connect, versions
 from funes.store.lock import writer_lock
-from funes.store.queries import Filters, fts_query
+from funes.store.queries import NO_FILTERS, Filters, fts_query
 from funes.store.redaction import BlockRows
 from funes.store.schema import SCHEMA_VERSION, create_vector_table, migrate
 from funes.traces import printable
@@ -456,12 +456,12 @@ class Store:
         return StoreState.EMPTY if row is None else StoreState.READY
 
     @_reads
-    def lexical(self, query: str, *, k: int, filters: Filters = Filters()) -> list[tuple[int, float]]:
+    def lexical(self, query: str, *, k: int, filters: Filters = NO_FILTERS) -> list[tuple[int, float]]:
         """(rowid, bm25) best first; BM25 over FTS5, lower bm25 = better."""
         return queries.lexical(self._raw, query, k=k, filters=filters)
 
     @_reads
-    def semantic(self, vector: NDArray[np.float32], *, k: int, filters: Filters = Filters()) -> list[tuple[int, float]]:
+    def semantic(self, vector: NDArray[np.float32], *, k: int, filters: Filters = NO_FILTERS) -> list[tuple[int, float]]:
         """(rowid, distance) nearest first; [] when this memory or process has no vectors."""
         if not self._conn.vectors or self.model_id is None:
             return []
@@ -521,6 +521,7 @@ class Store:
 __all__ = [
     "DEFAULT_VECTOR_ELEMENT",
     "BlockRows",
+    "NO_FILTERS",
     "Filters",
     "Store",
     "StoreState",

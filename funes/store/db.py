@@ -24,7 +24,8 @@ def sqlite_module() -> ModuleType:
     try:
         import sqlean
 
-        return sqlean
+        module: ModuleType = sqlean
+        return module
     except ImportError:  # pragma: no cover - exercised only where sqlean-py has no wheel
         import sqlite3
 

@@ -15,9 +15,13 @@ _WORD = re.compile(r"[^\W_]+(?:[_.\-/:][^\W_]+)*", re.UNICODE)
 
 # Very common English words: they match nearly every chunk, add nothing to BM25 and slow it.
 STOPWORDS = frozenset(
-    """a an and are as at be but by did do does for from had has have how i if in into is it its
-    me my of on or our so than that the their them then there these they this to was we were
-    what when where which who why will with you your""".split()
+    {
+        *("a", "an", "and", "are", "as", "at", "be", "but", "by", "did", "do", "does", "for"),
+        *("from", "had", "has", "have", "how", "i", "if", "in", "into", "is", "it", "its", "me"),
+        *("my", "of", "on", "or", "our", "so", "than", "that", "the", "their", "them", "then"),
+        *("there", "these", "they", "this", "to", "was", "we", "were", "what", "when", "where"),
+        *("which", "who", "why", "will", "with", "you", "your"),
+    }
 )
 
 
@@ -57,6 +61,9 @@ class Filters:
             clauses.append(f"{alias}.block_type = :block_type")
             params["block_type"] = self.block_type
         return (" and " + " and ".join(clauses)) if clauses else "", params
+
+
+NO_FILTERS = Filters()
 
 
 def lexical(raw: Any, query: str, *, k: int, filters: Filters) -> list[tuple[int, float]]:

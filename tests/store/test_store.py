@@ -140,9 +140,8 @@ def test_neighbors_and_turn_windows_follow_session_order(tmp_path: Path) -> None
 def test_a_second_writer_fails_fast_with_exit_status_75(tmp_path: Path) -> None:
     a = Store.open(tmp_path / "m.db")
     b = Store.open(tmp_path / "m.db")
-    with a.writing():
-        with pytest.raises(StoreLocked) as err, b.writing():
-            pass
+    with a.writing(), pytest.raises(StoreLocked) as err, b.writing():
+        pass
     assert err.value.exit_code == 75
     with b.writing():
         pass
