@@ -14,7 +14,7 @@ from funes.chunks import reassemble
 from funes.inference import Embedder, Reranker
 from funes.retrieval.fusion import recency_weight, rrf, sigmoid
 from funes.retrieval.types import Hit, RecallResult, TurnView
-from funes.settings import RECALL, RecallParams
+from funes.settings import RECALL, Leg, RecallParams
 from funes.store import Filters, Store, StoredChunk
 from funes.traces import parse_ts
 
@@ -50,16 +50,18 @@ def recall(
     notes: list[str] = []
     now = now or datetime.now(UTC)
     legs: list[list[int]] = []
-    if embedder is not None and store.vectors_available and store.model_id is not None:
-        qv = embedder.embed_query(query)
-        clock.lap("embed_query")
-        legs.append([r for r, _ in store.semantic(qv, k=params.leg_depth, filters=filters)])
-        clock.lap("vector")
-    else:
-        notes.append("vector search unavailable: lexical (BM25) results only")
-    lexical = [r for r, _ in store.lexical(query, k=params.leg_depth, filters=filters)]
-    clock.lap("bm25")
-    legs.insert(0, lexical)
+    if Leg.VECTOR in params.legs:
+        if embedder is not None and store.vectors_available and store.model_id is not None:
+            qv = embedder.embed_query(query)
+            clock.lap("embed_query")
+            legs.append([r for r, _ in store.semantic(qv, k=params.leg_depth, filters=filters)])
+            clock.lap("vector")
+        else:
+            notes.append("vector search unavailable: lexical (BM25) results only")
+    if Leg.BM25 in params.legs:
+        lexical = [r for r, _ in store.lexical(query, k=params.leg_depth, filters=filters)]
+        clock.lap("bm25")
+        legs.insert(0, lexical)
     fused = rrf(legs, k=params.rrf_k)[: max(params.candidates, params.k)]
     clock.lap("fusion")
     if not fused:
