@@ -31,6 +31,9 @@ class RecallParams:
     rrf_k: int = 60  # reciprocal rank fusion constant (Cormack et al. 2009 use 60)
     leg_depth: int = 100  # candidates each leg (BM25, vector) contributes before fusion
     legs: tuple[Leg, ...] = (Leg.BM25, Leg.VECTOR)  # which legs run (benchmarks compare them)
+    # share of a hit's score that age never takes: recency re-orders near-ties, it does not bury
+    # an old exact answer (0.0 = plain half-life decay; see bench/README.md for the measurements)
+    recency_floor: float = 0.9
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -81,7 +81,13 @@ def recall(
         top = pool[0][1]
         relevance = [s / top for _, s in pool]
     scored = [
-        (chunk, rel * recency_weight(parse_ts(chunk.ts), now, half_life_days=params.half_life_days))
+        (
+            chunk,
+            rel
+            * recency_weight(
+                parse_ts(chunk.ts), now, half_life_days=params.half_life_days, floor=params.recency_floor
+            ),
+        )
         for (chunk, _), rel in zip(pool, relevance, strict=True)
     ]
     scored.sort(key=lambda cs: -cs[1])
