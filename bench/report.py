@@ -37,7 +37,10 @@ def rows(r: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:
     for name, label in PIPELINE_LABELS.items():
         e = q.get(name, {})
         if not e.get("available"):
-            out.append((f"  {label}", "n/a", e.get("note", ""), "", ""))
+            note = e.get("note", "")
+            out.append(
+                (f"  {label}", "n/a", note.split("): ")[0] + ")" if "): " in note else note, "", "")
+            )
             continue
         o = e["overall"]
         if name == "default" and e.get("note"):
@@ -196,7 +199,7 @@ def rows(r: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:
         loss = e["float32"] - e["int8"]
         out.append(
             (
-                f"  int8 cost, {PIPELINE_LABELS[name]} turn hit@5",
+                f"  int8 cost, {name} turn hit@5",
                 f"{100 * loss:+.1f} pts",
                 f"float32 {_pct(e['float32'])} → int8 {_pct(e['int8'])}",
                 "≤ 1 pt",
