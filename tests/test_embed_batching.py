@@ -30,6 +30,21 @@ def test_a_batch_never_pads_a_text_beyond_the_slack(lengths: list[int]) -> None:
         assert max(lengths[i] for i in g) <= 1.25 * shortest + 8
 
 
+@given(st.lists(st.integers(min_value=1, max_value=512), min_size=1, max_size=200))
+def test_a_batch_stays_within_the_token_budget_unless_one_text_alone_exceeds_it(
+    lengths: list[int],
+) -> None:
+    for g in length_batches(lengths, max_batch=32, max_tokens=1024):
+        widest = max(lengths[i] for i in g)
+        assert len(g) * widest <= 1024 or len(g) == 1
+
+
+def test_long_passages_run_in_smaller_batches_than_short_ones() -> None:
+    lengths = [256] * 20 + [16] * 20
+    groups = length_batches(lengths, max_batch=32, max_tokens=2048)
+    assert sorted(len(g) for g in groups) == [4, 8, 8, 20]
+
+
 def test_one_long_passage_does_not_pad_the_short_ones() -> None:
     lengths = [12, 256, 10, 14, 11]
     groups = length_batches(lengths, max_batch=32)
