@@ -9,6 +9,14 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Leg(StrEnum):
+    """A candidate generator of the read path, fused by RRF."""
+
+    BM25 = "bm25"
+    VECTOR = "vector"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -22,6 +30,10 @@ class RecallParams:
     rerank: bool = True  # run the cross-encoder over the fused pool
     rrf_k: int = 60  # reciprocal rank fusion constant (Cormack et al. 2009 use 60)
     leg_depth: int = 100  # candidates each leg (BM25, vector) contributes before fusion
+    legs: tuple[Leg, ...] = (Leg.BM25, Leg.VECTOR)  # which legs run (benchmarks compare them)
+    # share of a hit's score that age never takes: recency re-orders near-ties, it does not bury
+    # an old exact answer (0.0 = plain half-life decay; see bench/README.md for the measurements)
+    recency_floor: float = 0.9
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

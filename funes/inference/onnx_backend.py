@@ -24,6 +24,9 @@ from funes.inference.spec import ModelFile, ModelSpec, Pooling
 from funes.paths import create_private_file, ensure_private_dir
 
 _BATCH = 32
+# Padded tokens per onnxruntime run. Measured on the dev set (828 chunks, int8 MiniLM-L6):
+# unbounded (32 × 256) peaked at 1.6 GB RSS; 2,048 peaked at 0.57 GB and ran ~20% faster.
+_BATCH_TOKENS = 2048
 
 
 def resolve_file(spec: ModelSpec, file: ModelFile, *, stamp_dir: Path | None = None) -> Path:
@@ -113,6 +116,52 @@ def _feeds(session: ort.InferenceSession, encodings: list[Any]) -> dict[str, NDA
     return {k: v for k, v in feeds.items() if k in names}
 
 
+def length_batches(
+    lengths: Sequence[int], *, max_batch: int, slack: float = 1.25, max_tokens: int = 2048
+) -> list[list[int]]:
+    """Indexes of `lengths` grouped for padded batching: shortest first, at most `max_batch` per
+    group, and a group closes when the next length exceeds `slack` × its shortest + 8 tokens or
+    would take the padded group (count × longest) past `max_tokens`.
+
+    Every index appears exactly once; a single text longer than `max_tokens` is a group alone.
+    Padded tokens per group stay within about `slack` × the real ones whatever the mix of
+    lengths, and the token budget bounds the activations (and so the peak memory) of one run.
+    """
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    groups: list[list[int]] = []
+    current: list[int] = []
+    for i in order:
+        if current and (
+            len(current) >= max_batch
+            or lengths[i] > slack * lengths[current[0]] + 8
+            or (len(current) + 1) * lengths[i] > max_tokens
+        ):
+            groups.append(current)
+            current = []
+        current.append(i)
+    if current:
+        groups.append(current)
+    return groups
+
+
+def _padded_feeds(
+    session: ort.InferenceSession, encodings: list[Any], pad_id: int
+) -> dict[str, NDArray[np.int64]]:
+    """Right-pad unpadded encodings to the longest of them; feeds only the graph's inputs."""
+    width = max(len(e.ids) for e in encodings)
+    ids = np.full((len(encodings), width), pad_id, dtype=np.int64)
+    mask = np.zeros((len(encodings), width), dtype=np.int64)
+    types = np.zeros((len(encodings), width), dtype=np.int64)
+    for row, e in enumerate(encodings):
+        n = len(e.ids)
+        ids[row, :n] = e.ids
+        mask[row, :n] = 1
+        types[row, :n] = e.type_ids
+    feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+    names = {i.name for i in session.get_inputs()}
+    return {k: v for k, v in feeds.items() if k in names}
+
+
 class OnnxEmbedder:
     """A sentence embedder (BERT family) on onnxruntime."""
 
@@ -120,22 +169,30 @@ class OnnxEmbedder:
         self.spec = spec
         self.model_id = spec.model_id
         self.dim = spec.dim
-        self._tokenizer = _tokenizer(resolve_file(spec, spec.tokenizer, stamp_dir=stamp_dir), spec.max_tokens)
+        self._tokenizer = _tokenizer(
+            resolve_file(spec, spec.tokenizer, stamp_dir=stamp_dir), spec.max_tokens
+        )
+        self._tokenizer.no_padding()  # embed() pads each length-homogeneous batch itself
+        pad_id = self._tokenizer.token_to_id("[PAD]")
+        self._pad_id = 0 if pad_id is None else pad_id
         self._session = _session(resolve_file(spec, spec.onnx, stamp_dir=stamp_dir), threads)
 
     def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
         """Embed passages. Returns shape (len(texts), dim), float32, rows L2-normalised.
 
         Each text is cut to the model's `max_tokens` (tail dropped). Empty input → (0, dim).
+        Texts are tokenized once, ordered by token count and run in batches of similar
+        length of at most `_BATCH_TOKENS` padded tokens (`length_batches`), so padding wastes
+        little compute even when a caller hands over a small mix of short and long passages
+        (one session at a time), and peak memory stays bounded.
         """
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
             return out
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        for start in range(0, len(order), _BATCH):
-            idx = order[start : start + _BATCH]
-            encodings = self._tokenizer.encode_batch([texts[i] for i in idx])
-            feeds = _feeds(self._session, encodings)
+        encodings = self._tokenizer.encode_batch(list(texts))
+        lengths = [len(e.ids) for e in encodings]
+        for idx in length_batches(lengths, max_batch=_BATCH, max_tokens=_BATCH_TOKENS):
+            feeds = _padded_feeds(self._session, [encodings[i] for i in idx], self._pad_id)
             hidden = self._session.run(None, feeds)[0]
             if self.spec.pooling is Pooling.CLS:
                 pooled = hidden[:, 0, :]

@@ -16,7 +16,7 @@ from funes.redact import Scanner, default_scanner
 from funes.retrieval.fusion import recency_weight, rrf, sigmoid
 from funes.retrieval.guard import guard_block, guard_chunk, guard_chunks
 from funes.retrieval.types import Hit, RecallResult, TurnView
-from funes.settings import RECALL, RecallParams
+from funes.settings import RECALL, Leg, RecallParams
 from funes.store import Filters, Store, StoredChunk
 from funes.traces import parse_ts
 from funes.traces.model import clean_text
@@ -58,16 +58,18 @@ def recall(
     notes: list[str] = []
     now = now or datetime.now(UTC)
     legs: list[list[int]] = []
-    if embedder is not None and store.vectors_available and store.model_id is not None:
-        qv = embedder.embed_query(query)
-        clock.lap("embed_query")
-        legs.append([r for r, _ in store.semantic(qv, k=params.leg_depth, filters=filters)])
-        clock.lap("vector")
-    else:
-        notes.append("vector search unavailable: lexical (BM25) results only")
-    lexical = [r for r, _ in store.lexical(query, k=params.leg_depth, filters=filters)]
-    clock.lap("bm25")
-    legs.insert(0, lexical)
+    if Leg.VECTOR in params.legs:
+        if embedder is not None and store.vectors_available and store.model_id is not None:
+            qv = embedder.embed_query(query)
+            clock.lap("embed_query")
+            legs.append([r for r, _ in store.semantic(qv, k=params.leg_depth, filters=filters)])
+            clock.lap("vector")
+        else:
+            notes.append("vector search unavailable: lexical (BM25) results only")
+    if Leg.BM25 in params.legs:
+        lexical = [r for r, _ in store.lexical(query, k=params.leg_depth, filters=filters)]
+        clock.lap("bm25")
+        legs.insert(0, lexical)
     fused = rrf(legs, k=params.rrf_k)[: max(params.candidates, params.k)]
     clock.lap("fusion")
     if not fused:
@@ -87,7 +89,13 @@ def recall(
         top = pool[0][1]
         relevance = [s / top for _, s in pool]
     scored = [
-        (chunk, rel * recency_weight(parse_ts(chunk.ts), now, half_life_days=params.half_life_days))
+        (
+            chunk,
+            rel
+            * recency_weight(
+                parse_ts(chunk.ts), now, half_life_days=params.half_life_days, floor=params.recency_floor
+            ),
+        )
         for (chunk, _), rel in zip(pool, relevance, strict=True)
     ]
     scored.sort(key=lambda cs: -cs[1])

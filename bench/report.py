@@ -1,0 +1,242 @@
+"""The one printed table (rich, stdout) built from the results dict."""
+
+from __future__ import annotations
+
+from typing import Any
+
+PIPELINE_LABELS = {
+    "bm25": "BM25 only",
+    "vector": "vector only",
+    "hybrid_rrf": "hybrid RRF",
+    "hybrid_rerank": "hybrid + cross-encoder rerank",
+    "default": "default (hybrid + rerank + recency)",
+}
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}"
+
+
+def _ok(flag: bool | None) -> str:
+    return "" if flag is None else ("[green]met[/]" if flag else "[red]missed[/]")
+
+
+def rows(r: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:
+    """(section/figure, value, baseline or context, target, status) rows, in print order."""
+    out: list[tuple[str, str, str, str, str]] = []
+    q = r["quality"]
+    out.append(
+        (
+            "[b]Recall quality[/] (dev set, 109 answerable)",
+            "turn h@1 / h@5 / MRR",
+            "session h@1 / h@5 / MRR",
+            "",
+            "",
+        )
+    )
+    for name, label in PIPELINE_LABELS.items():
+        e = q.get(name, {})
+        if not e.get("available"):
+            note = e.get("note", "")
+            out.append(
+                (f"  {label}", "n/a", note.split("): ")[0] + ")" if "): " in note else note, "", "")
+            )
+            continue
+        o = e["overall"]
+        if name == "default" and e.get("note"):
+            label = "default (hybrid + recency; no reranker offline)"
+        out.append(
+            (
+                f"  {label}",
+                f"{_pct(o['turn_hit@1'])} / {_pct(o['turn_hit@5'])} / {_pct(o['turn_mrr'])}",
+                f"{_pct(o['session_hit@1'])} / {_pct(o['session_hit@5'])} / {_pct(o['session_mrr'])}",
+                "",
+                "",
+            )
+        )
+    if q.get("default", {}).get("available") and q.get("bm25", {}).get("available"):
+        gain = q["default"]["overall"]["turn_hit@5"] - q["bm25"]["overall"]["turn_hit@5"]
+        out.append(
+            (
+                "  default − BM25, turn hit@5",
+                f"{100 * gain:+.1f} pts",
+                "",
+                "≥ +10 pts",
+                _ok(gain >= 0.10 - 1e-9),
+            )
+        )
+    shown = [
+        n for n in ("bm25", "vector", "hybrid_rrf", "default") if q.get(n, {}).get("available")
+    ]
+    cats = list(q[shown[0]]["per_category"]) if shown else []
+    out.append(("  turn hit@5 by category", " / ".join(shown), "n", "", ""))
+    for c in cats:
+        vals = " / ".join(_pct(q[n]["per_category"][c]["turn_hit@5"]) for n in shown)
+        out.append((f"    {c}", vals, str(q[shown[0]]["per_category"][c]["n"]), "", ""))
+    p = r["no_answer_probe"]
+    na = q.get("default", {}).get("no_answer_questions_with_hits", "?")
+    out.append(
+        (
+            "  no-answer questions",
+            f"hits returned for {na}",
+            f"best cosine median {p['no_answer_median']:.2f} vs answerable {p['answerable_median']:.2f}; "
+            f"{p['no_answer_below']}/{p['no_answer_total']} under the answerable 5th pct ({p['threshold']:.2f})",
+            "",
+            "",
+        )
+    )
+    i = r["index"]
+    out.append(("[b]Index throughput[/] (dev set)", "", "", "", ""))
+    out.append(
+        (
+            "  pipeline vs bare onnxruntime",
+            f"{i['pipeline_chunks_per_s']:.1f} chunks/s",
+            f"bare {i['bare_chunks_per_s']:.1f} chunks/s → ratio {i['ratio']:.2f}",
+            "≥ 0.85",
+            _ok(i["ratio"] >= 0.85),
+        )
+    )
+    out.append(
+        (
+            "  peak RSS",
+            f"{i['peak_rss_mb']:.0f} MB",
+            f"{i['chunks']} chunks, {i['tokens']} tokens",
+            "",
+            "",
+        )
+    )
+    lat = r["latency"]
+    out.append(
+        ("[b]Recall latency[/] (warm, p50 / p95)", "", f"rerank: {lat['rerank_model']}", "", "")
+    )
+    base = lat["baseline"]
+    for size, e in lat["sizes"].items():
+        nr, rr = e["no_rerank"], e["rerank_30"]
+        big = int(size) >= 100_000
+        out.append(
+            (
+                f"  {int(size) // 1000}k chunks, no rerank",
+                f"{nr['p50_ms']:.0f} / {nr['p95_ms']:.0f} ms",
+                f"{nr['ratio_to_bare_query_embed']}× bare query embed ({base['bare_query_embed_p50_ms']:.1f} ms)",
+                "p50 ≤ 150 ms" if big else "",
+                _ok(nr["p50_ms"] <= 150) if big else "",
+            )
+        )
+        out.append(
+            (
+                f"  {int(size) // 1000}k chunks, rerank 30",
+                f"{rr['p50_ms']:.0f} / {rr['p95_ms']:.0f} ms",
+                f"rerank stage {rr['ratio_to_bare_rerank']}× bare ({base['bare_rerank_30_p50_ms']:.0f} ms)",
+                "p50 ≤ 1 s" if big else "",
+                _ok(rr["p50_ms"] <= 1000) if big else "",
+            )
+        )
+        stages = ", ".join(f"{k} {v:.1f}" for k, v in rr["stages_p50_ms"].items())
+        out.append(("    stages p50 (ms, rerank)", "", stages, "", ""))
+    c = r["cold_start"]
+    out.append(
+        (
+            "  cold start `funes recall`",
+            f"{c['p50_ms']:.0f} ms to first byte",
+            f"{c['ratio_to_python_start']}× python start ({c['python_start_p50_ms']:.0f} ms)",
+            "",
+            "" if c["exit_codes"] == [0] else f"[red]exit {c['exit_codes']}[/]",
+        )
+    )
+    h = r["hook_enqueue"]
+    if "skipped" in h:
+        out.append(("[b]Hook enqueue[/]", "skipped", h["skipped"], "p95 ≤ 50 ms", ""))
+    else:
+        out.append(
+            (
+                "[b]Hook enqueue[/] (p50 / p95)",
+                f"{h['p50_ms']:.0f} / {h['p95_ms']:.0f} ms",
+                f"{h['ratio_to_python_start']}× python -I -S start ({h['python_start_p50_ms']:.0f} ms)",
+                "p95 ≤ 50 ms",
+                _ok(h["p95_ms"] <= 50)
+                if h["exit_codes"] == [0]
+                else f"[red]exit {h['exit_codes']}[/]",
+            )
+        )
+    s = r["storage"]
+    out.append(("[b]Storage[/] (bytes per chunk)", "total", "data / FTS / vectors / other", "", ""))
+    for key, label in (
+        ("devset_int8", "dev set, int8 vectors"),
+        ("devset_float32", "dev set, float32 vectors"),
+    ):
+        e = s[key]
+        out.append(
+            (
+                f"  {label}",
+                f"{e['total']:.0f}",
+                f"{e['data']:.0f} / {e['fts']:.0f} / {e['vectors']:.0f} / {e['other']:.0f}  ({e['chunks']} chunks)",
+                "≤ 1200" if key == "devset_int8" else "",
+                _ok(e["total"] <= 1200) if key == "devset_int8" else "",
+            )
+        )
+    for size, e in lat["sizes"].items():
+        b = e["bytes_per_chunk"]
+        out.append(
+            (
+                f"  {int(size) // 1000}k synthetic, int8",
+                f"{b['total']:.0f}",
+                f"{b['data']:.0f} / {b['fts']:.0f} / {b['vectors']:.0f} / {b['other']:.0f}",
+                "",
+                "",
+            )
+        )
+    v = s["fts_detail_variants_bytes_per_chunk"]
+    out.append(
+        (
+            "  FTS5 detail full / column / none",
+            f"{v['full']:.0f} / {v['column']:.0f} / {v['none']:.0f}",
+            "dev set texts",
+            "",
+            "",
+        )
+    )
+    for name, e in s["quantization_turn_hit5"].items():
+        loss = e["float32"] - e["int8"]
+        out.append(
+            (
+                f"  int8 cost, {name} turn hit@5",
+                f"{100 * loss:+.1f} pts",
+                f"float32 {_pct(e['float32'])} → int8 {_pct(e['int8'])}",
+                "≤ 1 pt",
+                _ok(loss <= 0.01 + 1e-9),
+            )
+        )
+    red = r["redaction"]
+    mbps = red.get("mb_per_s")
+    out.append(
+        (
+            "[b]Redaction[/]",
+            f"{mbps} MB/s" if mbps is not None else red.get("source", ""),
+            f"indexing with/without redaction {red['index_with_vs_without_redaction']}× (est.)",
+            "",
+            "",
+        )
+    )
+    m = r["machine"]
+    out.append(
+        (
+            "[b]Machine[/]",
+            f"{m['cpu']}, {m['cores_usable']} cores",
+            f"py {m['python']}, ort {m['onnxruntime']}, sqlite {m.get('store_sqlite')}, load {m['load_avg_1m_at_start']}",
+            r["mode"],
+            m["git_commit"][:12],
+        )
+    )
+    return out
+
+
+def print_table(results: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="funes bench", show_lines=False)
+    for col in ("figure", "value", "baseline / context", "target", "status"):
+        table.add_column(col, overflow="fold")
+    for row in rows(results):
+        table.add_row(*row)
+    Console(width=200).print(table)

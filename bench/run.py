@@ -1,0 +1,233 @@
+"""The bench's phases in order, each adding its figures to one results dict (JSON-ready)."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from bench import latency, quality, secrets, storage, throughput
+from bench.devset import DevsetSource, load_questions
+from bench.machine import machine_info
+from bench.metrics import percentile
+from bench.models import RecordingEmbedder, latency_proxy_reranker, load_embedder, real_reranker
+from funes.redact import default_scanner
+from funes.settings import RECALL
+from funes.store import Store
+
+
+def log(message: str) -> None:
+    print(f"bench: {message}", file=sys.stderr, flush=True)
+
+
+def run_all(devset: Path, tmp: Path, *, quick: bool, repo: Path) -> dict[str, Any]:
+    results: dict[str, Any] = {"mode": "quick" if quick else "full", "devset": str(devset)}
+    results["machine"] = machine_info(repo)
+    source = DevsetSource(devset)
+    questions = load_questions(devset)
+    now = source.fixed_now()
+    scanner = default_scanner()
+    results["recall_defaults"] = {
+        k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(RECALL).items()
+    }
+
+    log("loading models")
+    embedder = RecordingEmbedder(load_embedder())
+    reranker, reranker_note = real_reranker()
+    results["models"] = {
+        "embedder": embedder.model_id,
+        "reranker": reranker_note if reranker is None else reranker.model_id,
+    }
+
+    # 1. index throughput; the store it builds is the quality store
+    log("index throughput (bare onnxruntime vs funes pipeline)")
+    store, tp = throughput.measure(
+        source, tmp / "devset-int8.db", embedder, scanner, rounds=1 if quick else 2
+    )
+    results["index"] = {
+        "chunks": tp.chunks,
+        "tokens": tp.tokens,
+        "pipeline_s": [round(s, 2) for s in tp.pipeline_s],
+        "pipeline_chunks_per_s": round(tp.pipeline_chunks_per_s, 2),
+        "bare_s": [round(s, 2) for s in tp.bare_s],
+        "bare_chunks_per_s": round(tp.bare_chunks_per_s, 2),
+        "ratio": round(tp.ratio, 3),
+        "target_ratio": 0.85,
+        "peak_rss_mb": round(tp.peak_rss_mb, 1),
+        "failures": len(tp.report.failures),
+        "redactions": tp.report.redactions,
+    }
+
+    # 2. recall quality, every pipeline on the same store
+    log("recall quality on the dev set")
+    results["quality"] = _quality(store, questions, embedder, reranker, reranker_note, now)
+    vectors = [embedder.vectors[c.text] for c in _all_chunks(store)]
+    probe = quality.no_answer_probe(questions, embedder, vectors)
+    results["no_answer_probe"] = asdict(probe)
+
+    # 3. storage: int8 (default) vs float32 vectors, same chunks and vectors
+    log("storage footprint, float32 vs int8")
+    embedder.offline = True
+    float_store, _, _ = throughput.index_devset(
+        source, tmp / "devset-float.db", embedder, scanner, element="float"
+    )
+    embedder.offline = False
+    fp_int8, fp_float = storage.footprint(store), storage.footprint(float_store)
+    float_quality = _quality(
+        float_store,
+        questions,
+        embedder,
+        None,
+        reranker_note,
+        now,
+        names=("vector", "hybrid_rrf", "default"),
+    )
+    results["storage"] = {
+        "devset_int8": {
+            **fp_int8.per_chunk(),
+            "chunks": fp_int8.chunks,
+            "file_bytes": fp_int8.file_bytes,
+        },
+        "devset_float32": {
+            **fp_float.per_chunk(),
+            "chunks": fp_float.chunks,
+            "file_bytes": fp_float.file_bytes,
+        },
+        "fts_detail_variants_bytes_per_chunk": storage.fts_variants(
+            [c.text for c in _all_chunks(store)]
+        ),
+        "quantization_turn_hit5": {
+            name: {
+                "float32": float_quality[name]["overall"]["turn_hit@5"],
+                "int8": results["quality"][name]["overall"]["turn_hit@5"],
+            }
+            for name in ("vector", "hybrid_rrf", "default")
+        },
+        "target_bytes_per_chunk": 1200,
+    }
+    float_store.close()
+
+    # 4. recall latency at 10k and 100k (quick: 20k)
+    sizes = (10_000, 20_000) if quick else (10_000, 100_000)
+    reps_plain, reps_rerank = (12, 3) if quick else (60, 20)
+    proxy, proxy_label = latency_proxy_reranker()
+    bare = throughput.BareEmbedder()
+    texts = [q.question for q in questions]
+    real_chunks = _all_chunks(store)
+    results["latency"] = {
+        "rerank_model": reranker.model_id if reranker else proxy_label,
+        "sizes": {},
+    }
+    bare_query = latency.time_bare_query(bare, texts, max(reps_plain, 20))
+    pool = [c.text for c in real_chunks[:30]]
+    bare_rerank = latency.time_bare_rerank(proxy, texts[0], pool, 1 if quick else 3)
+    results["latency"]["baseline"] = {
+        "bare_query_embed_p50_ms": round(percentile(bare_query, 50), 2),
+        "bare_rerank_30_p50_ms": round(percentile(bare_rerank, 50), 1),
+    }
+    for size in sizes:
+        log(f"recall latency at {size} chunks")
+        big = Store.open(tmp / f"synthetic-{size}.db")
+        big.stamp_model(embedder.model_id, embedder.dim)
+        t0 = time.perf_counter()
+        latency.fill_synthetic(big, size, real_chunks, vectors)
+        fill_s = time.perf_counter() - t0
+        entry: dict[str, Any] = {"fill_s": round(fill_s, 1)}
+        for label, rr, reps in (
+            ("no_rerank", None, reps_plain),
+            ("rerank_30", reranker or proxy, reps_rerank),
+        ):
+            res = latency.measure_recall(big, texts, embedder=embedder, reranker=rr, reps=reps)
+            entry[label] = {
+                "p50_ms": round(res.p(50), 1),
+                "p95_ms": round(res.p(95), 1),
+                "reps": len(res.totals_ms),
+                "stages_p50_ms": res.stage_p50(),
+            }
+        entry["no_rerank"]["ratio_to_bare_query_embed"] = round(
+            entry["no_rerank"]["p50_ms"]
+            / results["latency"]["baseline"]["bare_query_embed_p50_ms"],
+            1,
+        )
+        entry["rerank_30"]["ratio_to_bare_rerank"] = round(
+            entry["rerank_30"]["stages_p50_ms"].get("rerank", 0.0)
+            / results["latency"]["baseline"]["bare_rerank_30_p50_ms"],
+            2,
+        )
+        fp = storage.footprint(big)
+        entry["bytes_per_chunk"] = fp.per_chunk()
+        results["latency"]["sizes"][str(size)] = entry
+        big.close()
+        (tmp / f"synthetic-{size}.db").unlink(missing_ok=True)
+
+    # 5. cold start of `funes recall` against the dev set memory
+    log("cold start of `funes recall`")
+    home = tmp / "funes-home"
+    (home / "data").mkdir(parents=True)
+    store.raw.execute("pragma wal_checkpoint(TRUNCATE)")
+    shutil.copy(store.path, home / "data" / "memory.db")
+    results["cold_start"] = latency.cold_start(home, questions[0].question, 3 if quick else 7)
+
+    # 6. hook enqueue
+    log("hook enqueue")
+    spool = tmp / "spool"
+    spool.mkdir()
+    results["hook_enqueue"] = latency.hook_enqueue(repo, spool, 10 if quick else 40)
+
+    # 7. secrets
+    log("redaction")
+    red = secrets.measure()
+    block_texts = [b.text for t in source.turns() for b in t.blocks]
+    red_s = secrets.redaction_seconds(block_texts)
+    red["devset_redaction_s"] = round(red_s, 3)
+    pipe_s = tp.pipeline_s[0]
+    red["index_with_vs_without_redaction"] = round(pipe_s / max(pipe_s - red_s, 1e-9), 3)
+    results["redaction"] = red
+    store.close()
+    return results
+
+
+def _all_chunks(store: Store) -> list[Any]:
+    rowids = [int(r[0]) for r in store.raw.execute("select rowid from chunks order by rowid")]
+    rows = store.fetch(rowids)
+    return [rows[r] for r in rowids]
+
+
+def _quality(
+    store: Store,
+    questions: list[Any],
+    embedder: Any,
+    reranker: Any,
+    reranker_note: str,
+    now: Any,
+    names: tuple[str, ...] | None = None,
+) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for pipeline in quality.pipelines():
+        if names is not None and pipeline.name not in names:
+            continue
+        t0 = time.perf_counter()
+        res = quality.evaluate(
+            store,
+            questions,
+            pipeline,
+            embedder=embedder,
+            reranker=reranker,
+            now=now,
+            reranker_note=reranker_note,
+        )
+        if not res.available or res.breakdown is None:
+            out[pipeline.name] = {"available": False, "note": res.note}
+            continue
+        out[pipeline.name] = {
+            "available": True,
+            "note": res.note,
+            "overall": res.breakdown.overall.as_dict(),
+            "per_category": {c: s.as_dict() for c, s in res.breakdown.per_category.items()},
+            "no_answer_questions_with_hits": f"{res.no_answer_with_hits}/{res.no_answer_total}",
+            "eval_s": round(time.perf_counter() - t0, 1),
+        }
+    return out

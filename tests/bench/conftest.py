@@ -1,0 +1,8 @@
+"""The bench package lives at the repository root (run as `python -m bench`)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
