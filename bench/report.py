@@ -213,10 +213,20 @@ def rows(r: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:
             "[b]Redaction[/]",
             f"{mbps} MB/s" if mbps is not None else red.get("source", ""),
             f"indexing with/without redaction {red['index_with_vs_without_redaction']}× (est.)",
-            "",
-            "",
+            "≤ 1.10×",
+            _ok(red["index_with_vs_without_redaction"] <= 1.10),
         )
     )
+    if "false_positives" in red:
+        out.append(
+            (
+                "  secret corpus (missed / false positives)",
+                f"{red['missed']} / {red['false_positives']}",
+                f"{red['secret_shapes']} secret shapes, {red['lookalikes']} look-alikes",
+                "0 / 0",
+                _ok(red["missed"] == 0 and red["false_positives"] == 0),
+            )
+        )
     m = r["machine"]
     out.append(
         (

@@ -1,15 +1,18 @@
-"""Redaction cost. When funes.redact exposes `bench_figures()` (another work item adds its own
-throughput and look-alike measurements), those figures are reported verbatim; otherwise this
-module measures default_scanner() on a synthetic 5 MB transcript-like text itself."""
+"""Redaction: throughput of default_scanner() on a synthetic 5 MB transcript-like text, and
+detection quality on the test corpus (tests/secrets/secret_corpus.py: fake secret shapes that
+must be caught, look-alikes that must not be flagged — target 0 false positives)."""
 
 from __future__ import annotations
 
 import random
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
-import funes.redact as redact_mod
 from funes.redact import default_scanner, redact
+
+SECRET_TESTS = Path(__file__).resolve().parent.parent / "tests" / "secrets"
 
 _LINES = (
     "Running cargo build --release in /home/dev/src/quarry",
@@ -38,9 +41,6 @@ def synthetic_transcript(size_bytes: int = 5_000_000, *, seed: int = 11) -> str:
 
 
 def measure(size_bytes: int = 5_000_000) -> dict[str, Any]:
-    hook = getattr(redact_mod, "bench_figures", None)
-    if callable(hook):
-        return {"source": "funes.redact.bench_figures", **dict(hook())}
     text = synthetic_transcript(size_bytes)
     scanner = default_scanner()
     t0 = time.perf_counter()
@@ -51,6 +51,23 @@ def measure(size_bytes: int = 5_000_000) -> dict[str, Any]:
         "mb": round(len(text.encode()) / 1e6, 2),
         "mb_per_s": round(len(text.encode()) / 1e6 / elapsed, 1),
         "findings": len(findings),
+        **corpus_quality(),
+    }
+
+
+def corpus_quality() -> dict[str, Any]:
+    """Misses on the secret shapes and false positives on the look-alikes of the test corpus."""
+    if not SECRET_TESTS.is_dir():
+        return {"corpus": "tests/secrets not found"}
+    sys.path.insert(0, str(SECRET_TESTS))
+    from secret_bench import false_positive_count, missed_secret_count  # type: ignore[import-not-found]
+    from secret_corpus import lookalike_cases, secret_cases  # type: ignore[import-not-found]
+
+    return {
+        "secret_shapes": len(secret_cases()),
+        "missed": missed_secret_count(),
+        "lookalikes": len(lookalike_cases()),
+        "false_positives": false_positive_count(),
     }
 
 
