@@ -37,8 +37,8 @@ test-quick: ## the suite without the slow layers (real agent CLIs, long robustne
 	$(BIN)/pytest -q -m "not agent_e2e and not slow"
 
 check: ## formatting, lint, types, import layers
-	$(BIN)/ruff format --check funes tests hooks installers
-	$(BIN)/ruff check funes tests hooks installers
+	$(BIN)/ruff format --check funes tests hooks installers bench
+	$(BIN)/ruff check funes tests hooks installers bench
 	$(BIN)/mypy funes
 	$(BIN)/lint-imports
 

@@ -10,7 +10,9 @@ from typing import Any
 SESSION = "0b9f6c1e-5d1a-4c55-9a53-7f0d2c1e9a10"
 
 
-def record(kind: str, content: Any, *, n: int, session: str = SESSION, cwd: str = "/home/dev/shop") -> str:
+def record(
+    kind: str, content: Any, *, n: int, session: str = SESSION, cwd: str = "/home/dev/shop"
+) -> str:
     rec = {
         "parentUuid": None if n == 0 else str(uuid.UUID(int=n)),
         "isSidechain": False,
@@ -36,7 +38,9 @@ def conversation(pairs: list[tuple[str, str]], *, session: str = SESSION) -> lis
     return lines
 
 
-def write_session(root: Path, lines: list[str], *, session: str = SESSION, project: str = "-home-dev-shop") -> Path:
+def write_session(
+    root: Path, lines: list[str], *, session: str = SESSION, project: str = "-home-dev-shop"
+) -> Path:
     """Write lines as ~/.claude/projects/<project>/<session>.jsonl under `root` (a HOME)."""
     path = root / ".claude" / "projects" / project / f"{session}.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)

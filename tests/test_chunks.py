@@ -8,7 +8,17 @@ from funes.traces import Block, BlockType, Harness, Role, Turn
 
 
 def _turn(*blocks: Block, turn_id: str = "t1") -> Turn:
-    return Turn(Harness.CLAUDE_CODE, "s1", turn_id, 0, "", Role.ASSISTANT, blocks, "/x/s1.jsonl", cwd="/home/u/app")
+    return Turn(
+        Harness.CLAUDE_CODE,
+        "s1",
+        turn_id,
+        0,
+        "",
+        Role.ASSISTANT,
+        blocks,
+        "/x/s1.jsonl",
+        cwd="/home/u/app",
+    )
 
 
 def test_chunk_id_is_the_first_16_hex_of_sha1_over_session_turn_block_split() -> None:
@@ -29,8 +39,14 @@ def test_short_text_is_one_piece_and_long_text_is_split_near_1200_chars() -> Non
 
 
 def test_tool_blocks_are_rendered_with_their_tool_name() -> None:
-    assert render_block(Block(BlockType.TOOL_USE, '{"cmd":"ls"}', tool_name="Bash")) == '[tool_use Bash] {"cmd":"ls"}'
-    assert render_block(Block(BlockType.TOOL_RESULT, "out", tool_name="Bash")) == "[tool_result Bash] out"
+    assert (
+        render_block(Block(BlockType.TOOL_USE, '{"cmd":"ls"}', tool_name="Bash"))
+        == '[tool_use Bash] {"cmd":"ls"}'
+    )
+    assert (
+        render_block(Block(BlockType.TOOL_RESULT, "out", tool_name="Bash"))
+        == "[tool_result Bash] out"
+    )
     assert render_block(Block(BlockType.TOOL_RESULT, "out")) == "[tool_result] out"
 
 
@@ -43,7 +59,9 @@ def test_filtering_block_types_never_renumbers_block_indexes() -> None:
 
 
 @given(st.text(alphabet=st.sampled_from("ab cd\nefgh ij"), min_size=0, max_size=6000))
-def test_reassembling_the_split_pieces_restores_the_stripped_text_modulo_whitespace(text: str) -> None:
+def test_reassembling_the_split_pieces_restores_the_stripped_text_modulo_whitespace(
+    text: str,
+) -> None:
     pieces = split_text(text)
     rebuilt = reassemble(pieces)
     assert "".join(rebuilt.split()) == "".join(text.split())

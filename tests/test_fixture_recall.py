@@ -22,21 +22,44 @@ REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
 
 SEEDED = [
-    ("Why did tiny pigment quantities disappear when mixing?",
-     "2026-03-21T10-20-33-118Z_019cd9f0-2b3c-7d4e-8f5a-6b7c8d9e0f1a", {"f6a7b8c9"}),
-    ("pool_recycle_seconds", "a45e9651-f47f-59d5-bfa2-5b9d95d22ceb",
-     {"8f558f91-7ab8-5029-8a6a-e9420669d3d6", "6c888c3a-0f6a-5bf6-bc76-aef3652bdb2f"}),
-    ("error KLN-7731", "019cd3a4-5b2e-7c41-9a7d-3e5f6a7b8c9d", {"out-8941c50336ebb45b", "msg-c6413632f792f3df"}),
-    ("why did the database connection fail and how was it fixed", "a45e9651-f47f-59d5-bfa2-5b9d95d22ceb",
-     {"8f558f91-7ab8-5029-8a6a-e9420669d3d6"}),
-    ("Where are the kiln firing logs backed up to, and how long are they kept?", "20260317_201533_7c1e9a", {"5", "2"}),
+    (
+        "Why did tiny pigment quantities disappear when mixing?",
+        "2026-03-21T10-20-33-118Z_019cd9f0-2b3c-7d4e-8f5a-6b7c8d9e0f1a",
+        {"f6a7b8c9"},
+    ),
+    (
+        "pool_recycle_seconds",
+        "a45e9651-f47f-59d5-bfa2-5b9d95d22ceb",
+        {"8f558f91-7ab8-5029-8a6a-e9420669d3d6", "6c888c3a-0f6a-5bf6-bc76-aef3652bdb2f"},
+    ),
+    (
+        "error KLN-7731",
+        "019cd3a4-5b2e-7c41-9a7d-3e5f6a7b8c9d",
+        {"out-8941c50336ebb45b", "msg-c6413632f792f3df"},
+    ),
+    (
+        "why did the database connection fail and how was it fixed",
+        "a45e9651-f47f-59d5-bfa2-5b9d95d22ceb",
+        {"8f558f91-7ab8-5029-8a6a-e9420669d3d6"},
+    ),
+    (
+        "Where are the kiln firing logs backed up to, and how long are they kept?",
+        "20260317_201533_7c1e9a",
+        {"5", "2"},
+    ),
     ("Why was electricity zero in the February cost report?", "pq-kilnbook-0001", {"1", "5"}),
 ]
 
 
 def _funes(*args: str) -> subprocess.CompletedProcess[str]:
-    out = subprocess.run([sys.executable, "-m", "funes", *args], capture_output=True, text=True,
-                         timeout=600, env=os.environ.copy(), cwd=REPO)
+    out = subprocess.run(
+        [sys.executable, "-m", "funes", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=os.environ.copy(),
+        cwd=REPO,
+    )
     assert out.returncode == 0, out.stderr
     return out
 
@@ -48,8 +71,13 @@ def indexed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     keys = ("FUNES_HOME", "HOME", "FUNES_EMBEDDER", "FUNES_RERANKER", "HF_HUB_OFFLINE")
     old = {k: os.environ.get(k) for k in keys}
     (home / "home").mkdir()
-    os.environ.update(FUNES_HOME=str(home), HOME=str(home / "home"), FUNES_EMBEDDER="all-minilm-l6-v2-int8",
-                      FUNES_RERANKER="none", HF_HUB_OFFLINE="1")
+    os.environ.update(
+        FUNES_HOME=str(home),
+        HOME=str(home / "home"),
+        FUNES_EMBEDDER="all-minilm-l6-v2-int8",
+        FUNES_RERANKER="none",
+        HF_HUB_OFFLINE="1",
+    )
     try:
         _funes("index", str(FIXTURES), "--yes")
         db = home / "hermes-state.db"
@@ -70,8 +98,12 @@ def _use_indexed_home(indexed: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FUNES_HOME", str(indexed))
 
 
-@pytest.mark.parametrize(("question", "session", "turns"), SEEDED, ids=[q[:30] for q, _, _ in SEEDED])
-def test_a_seeded_question_recalls_its_passage_first_with_a_working_get_line(question: str, session: str, turns: set[str]) -> None:
+@pytest.mark.parametrize(
+    ("question", "session", "turns"), SEEDED, ids=[q[:30] for q, _, _ in SEEDED]
+)
+def test_a_seeded_question_recalls_its_passage_first_with_a_working_get_line(
+    question: str, session: str, turns: set[str]
+) -> None:
     out = _funes("recall", question, "-k", "3").stdout
     first = out.split("---\n")[0].splitlines()
     get_line = first[1].split()
@@ -91,14 +123,29 @@ def _rank(rowids: list[int], store: Store, session: str, turns: set[str]) -> int
     return None
 
 
-def test_the_paraphrase_is_found_only_by_the_vector_leg_and_the_error_code_only_by_bm25(indexed: Path) -> None:
+def test_the_paraphrase_is_found_only_by_the_vector_leg_and_the_error_code_only_by_bm25(
+    indexed: Path,
+) -> None:
     embedder = load_embedder(MINILM_L6_INT8_PKG)
     with Store.open(indexed / "data" / "memory.db", readonly=True) as store:
         question, session, turns = SEEDED[0]
         assert _rank([r for r, _ in store.lexical(question, k=50)], store, session, turns) is None
-        assert _rank([r for r, _ in store.semantic(embedder.embed_query(question), k=3)], store, session, turns) == 1
+        assert (
+            _rank(
+                [r for r, _ in store.semantic(embedder.embed_query(question), k=3)],
+                store,
+                session,
+                turns,
+            )
+            == 1
+        )
         _, session, turns = SEEDED[2]
         question = "KLN-7731"  # the bare error code: an identifier, no prose around it
         assert _rank([r for r, _ in store.lexical(question, k=3)], store, session, turns) == 1
-        vector_rank = _rank([r for r, _ in store.semantic(embedder.embed_query(question), k=50)], store, session, turns)
+        vector_rank = _rank(
+            [r for r, _ in store.semantic(embedder.embed_query(question), k=50)],
+            store,
+            session,
+            turns,
+        )
         assert vector_rank is None or vector_rank > 3

@@ -33,7 +33,9 @@ def pass_runtime(func: F) -> F:
 class HarnessType(click.ParamType):  # type: ignore[type-arg]  # generic only in newer click
     name = "harness"
 
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Harness:
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> Harness:
         if isinstance(value, Harness):
             return value
         try:
@@ -47,11 +49,17 @@ class HarnessType(click.ParamType):  # type: ignore[type-arg]  # generic only in
 class BlockTypeType(click.ParamType):  # type: ignore[type-arg]
     name = "type"
 
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> BlockType:
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> BlockType:
         try:
             return BlockType(str(value).strip().lower())
         except ValueError:
-            self.fail(f"unknown block type {value!r} (expected text, thinking, tool_use or tool_result)", param, ctx)
+            self.fail(
+                f"unknown block type {value!r} (expected text, thinking, tool_use or tool_result)",
+                param,
+                ctx,
+            )
 
 
 def wants_human(fmt: str | None) -> bool:

@@ -43,7 +43,9 @@ def index(
     a directory of transcripts, a Hermes state.db or an agent-traces .parquet file.
     """
     console = Console(stderr=True)
-    request = IndexRequest(path=path, harness=harness, limit=limit, include_thinking=not no_thinking, unbudgeted=yes)
+    request = IndexRequest(
+        path=path, harness=harness, limit=limit, include_thinking=not no_thinking, unbudgeted=yes
+    )
     ref = parse_memory(memory, rt)
     with Progress(
         TextColumn("[progress.description]{task.description}"),
@@ -58,7 +60,9 @@ def index(
 
         def on_progress(event: IndexProgress) -> None:
             if event.tier not in tasks:
-                tasks[event.tier] = bar.add_task(f"indexing {TIER_NAMES[min(event.tier, 2)]}", total=event.total)
+                tasks[event.tier] = bar.add_task(
+                    f"indexing {TIER_NAMES[min(event.tier, 2)]}", total=event.total
+                )
             bar.update(tasks[event.tier], completed=event.done)  # type: ignore[arg-type]
 
         outcome = run_index(rt, ref, request, progress=on_progress)
@@ -76,7 +80,9 @@ def _summary(console: Console, outcome: IndexOutcome) -> None:
     ]
     console.print(" ".join(parts), highlight=False)
     if r.per_harness:
-        console.print("  " + ", ".join(f"{h}: {n}" for h, n in sorted(r.per_harness.items())), highlight=False)
+        console.print(
+            "  " + ", ".join(f"{h}: {n}" for h, n in sorted(r.per_harness.items())), highlight=False
+        )
     skipped = r.read
     bad = {
         "corrupt records": skipped.corrupt_records,
@@ -88,18 +94,34 @@ def _summary(console: Console, outcome: IndexOutcome) -> None:
     if noted:
         console.print(f"  skipped: {noted}", highlight=False)
     if skipped.truncated_tail:
-        console.print("  a transcript was still being written: its last line is picked up next time", highlight=False)
+        console.print(
+            "  a transcript was still being written: its last line is picked up next time",
+            highlight=False,
+        )
     if r.redactions:
         console.print(f"  redacted {r.redactions} secrets", highlight=False)
     if r.vectors_backfilled:
-        console.print(f"  embedded {r.vectors_backfilled} chunks that had no vector", highlight=False)
+        console.print(
+            f"  embedded {r.vectors_backfilled} chunks that had no vector", highlight=False
+        )
     for failure in r.failures:
-        console.print(f"  [yellow]failed[/]: {failure.key}: {failure.error} (retried next run)", highlight=False)
+        console.print(
+            f"  [yellow]failed[/]: {failure.key}: {failure.error} (retried next run)",
+            highlight=False,
+        )
     if r.budget_exhausted:
-        console.print(f"  time budget reached: {r.units_pending} session files left; run `funes index --yes` to finish", highlight=False)
+        console.print(
+            f"  time budget reached: {r.units_pending} session files left; run `funes index --yes` to finish",
+            highlight=False,
+        )
     drain = outcome.drain
     if drain is not None and (drain.entries or drain.parked or drain.busy):
         line = f"  spool: {drain.acked} hook entries done, {drain.retried + drain.released} left, {drain.parked} failed"
-        console.print(line + (" (a hook worker is draining it)" if drain.busy else ""), highlight=False)
+        console.print(
+            line + (" (a hook worker is draining it)" if drain.busy else ""), highlight=False
+        )
     if not outcome.vectors:
-        console.print(f"  [yellow]warning[/]: vector search unavailable ({outcome.vectors_note}); lexical only", highlight=False)
+        console.print(
+            f"  [yellow]warning[/]: vector search unavailable ({outcome.vectors_note}); lexical only",
+            highlight=False,
+        )

@@ -31,15 +31,48 @@ offline_option = click.option(
 )
 
 
-
 @click.command()
 @click.argument("query", nargs=-1, required=True)
-@click.option("-k", "k", type=click.IntRange(min=1), default=RECALL.k, show_default=True, help="Hits returned.")
-@click.option("--candidates", type=click.IntRange(min=1), default=RECALL.candidates, show_default=True, help="Fused pool size handed to the reranker.")
-@click.option("--half-life", "half_life", type=click.FloatRange(min=0), default=RECALL.half_life_days, show_default=True, help="Recency half-life in days; 0 disables.")
-@click.option("--neighbors", type=click.IntRange(min=0), default=RECALL.neighbors, show_default=True, help="Adjacent chunks attached per hit.")
-@click.option("--type", "block_type", type=BlockTypeType(), default=None, help="Only text, thinking, tool_use or tool_result blocks.")
-@click.option("--harness", type=HarnessType(), default=None, help="Only claude, codex, pi or hermes sessions.")
+@click.option(
+    "-k",
+    "k",
+    type=click.IntRange(min=1),
+    default=RECALL.k,
+    show_default=True,
+    help="Hits returned.",
+)
+@click.option(
+    "--candidates",
+    type=click.IntRange(min=1),
+    default=RECALL.candidates,
+    show_default=True,
+    help="Fused pool size handed to the reranker.",
+)
+@click.option(
+    "--half-life",
+    "half_life",
+    type=click.FloatRange(min=0),
+    default=RECALL.half_life_days,
+    show_default=True,
+    help="Recency half-life in days; 0 disables.",
+)
+@click.option(
+    "--neighbors",
+    type=click.IntRange(min=0),
+    default=RECALL.neighbors,
+    show_default=True,
+    help="Adjacent chunks attached per hit.",
+)
+@click.option(
+    "--type",
+    "block_type",
+    type=BlockTypeType(),
+    default=None,
+    help="Only text, thinking, tool_use or tool_result blocks.",
+)
+@click.option(
+    "--harness", type=HarnessType(), default=None, help="Only claude, codex, pi or hermes sessions."
+)
 @click.option("--no-rerank", is_flag=True, help="Skip the cross-encoder (fused order).")
 @memory_option
 @offline_option
@@ -59,7 +92,14 @@ def recall(
 ) -> None:
     """Recall raw passages from past agent sessions, with provenance and a `get` line."""
     rt.offline = rt.offline or offline
-    params = replace(RECALL, k=k, candidates=candidates, half_life_days=half_life, neighbors=neighbors, rerank=not no_rerank)
+    params = replace(
+        RECALL,
+        k=k,
+        candidates=candidates,
+        half_life_days=half_life,
+        neighbors=neighbors,
+        rerank=not no_rerank,
+    )
     request = RecallRequest(" ".join(query), params, block_type, harness)
     console = Console(stderr=True)
     with console.status("recalling…", spinner="dots") if console.is_terminal else _Null():
@@ -80,13 +120,28 @@ class _Null:
 @click.command()
 @click.argument("session_id")
 @click.argument("turn_id")
-@click.option("--window", type=click.IntRange(min=0), default=3, show_default=True, help="Turns shown on each side.")
+@click.option(
+    "--window",
+    type=click.IntRange(min=0),
+    default=3,
+    show_default=True,
+    help="Turns shown on each side.",
+)
 @click.option("--highlight", default=None, help="Mark this text (human format only).")
 @memory_option
 @format_option
 @offline_option
 @pass_runtime
-def get(rt: Runtime, session_id: str, turn_id: str, window: int, highlight: str | None, memory: str | None, fmt: str | None, offline: bool) -> None:
+def get(
+    rt: Runtime,
+    session_id: str,
+    turn_id: str,
+    window: int,
+    highlight: str | None,
+    memory: str | None,
+    fmt: str | None,
+    offline: bool,
+) -> None:
     """Print a turn and the turns around it, blocks reassembled."""
     rt.offline = rt.offline or offline
     outcome = run_get(rt, parse_memory(memory, rt), session_id, turn_id, window=window)

@@ -95,5 +95,7 @@ def run_index(
     if request.path is None and memory.kind is MemoryKind.LOCAL:
         # `funes index` also drains what hooks left in the spool (most of it is now
         # unchanged and only acked); a running worker keeps it if it does not let go soon.
-        outcome.drain = run_drain(rt, wait_lock_s=DRAIN_WAIT_S, params=replace(SPOOL, idle_exit_s=0.0))
+        outcome.drain = run_drain(
+            rt, wait_lock_s=DRAIN_WAIT_S, params=replace(SPOOL, idle_exit_s=0.0)
+        )
     return outcome

@@ -60,7 +60,12 @@ def run_recall(
             progress=progress,
         )
         result.notes[:0] = opened.notes
-        if request.params.rerank and reranker is None and rt.models.reranker != "none" and rt.reranker_note:
+        if (
+            request.params.rerank
+            and reranker is None
+            and rt.models.reranker != "none"
+            and rt.reranker_note
+        ):
             result.notes.append(f"reranker unavailable ({rt.reranker_note}): fused order kept")
         return RecallOutcome(result, opened.label)
     finally:
@@ -75,7 +80,9 @@ class GetOutcome:
     memory: str
 
 
-def run_get(rt: Runtime, memory: MemoryRef, session_id: str, turn_id: str, *, window: int) -> GetOutcome:
+def run_get(
+    rt: Runtime, memory: MemoryRef, session_id: str, turn_id: str, *, window: int
+) -> GetOutcome:
     """The turn and its neighbours in the session (empty `turns` when the turn is absent)."""
     # ids are stored `printable`; one pasted raw (or with argv bytes not UTF-8) matches too
     session_id, turn_id = printable(session_id), printable(turn_id)

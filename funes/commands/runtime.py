@@ -85,7 +85,9 @@ class Runtime:
             self._reranker_error = "disabled (FUNES_RERANKER=none)"
             return None
         try:
-            self._reranker = load_reranker(reranker_spec(self.models.reranker), stamp_dir=self.stamp_dir)
+            self._reranker = load_reranker(
+                reranker_spec(self.models.reranker), stamp_dir=self.stamp_dir
+            )
         except ModelUnavailable as exc:
             self._reranker_error = exc.message
         return self._reranker

@@ -111,7 +111,9 @@ def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
         if not report.next_steps:
             report.next_steps.append("funes index")
         if not any(a.hook_installed for a in report.agents):
-            report.next_steps.append("funes add <claude|codex|pi|hermes>  (index every turn automatically)")
+            report.next_steps.append(
+                "funes add <claude|codex|pi|hermes>  (index every turn automatically)"
+            )
     elif not report.next_steps:
         report.next_steps.append('funes recall "<what you want to remember>"')
     return report
@@ -129,7 +131,9 @@ def _secrets_status(store: Store, report: StatusReport) -> None:
         return
     report.push_held_back = len(held)
     if held:
-        report.attention.append(f"{len(held)} chunks contain secrets and would be held back by a push")
+        report.attention.append(
+            f"{len(held)} chunks contain secrets and would be held back by a push"
+        )
         report.next_steps.append("funes scrub  (redact them in place)")
 
 
@@ -160,14 +164,22 @@ def _agent_hooks(rt: Runtime, report: StatusReport) -> None:
         b = backlog.get(harness, AgentBacklog())
         if not (check.hooks or check.mcp or b.waiting or b.failed or b.last_fired):
             continue
-        fired = dt.datetime.fromtimestamp(b.last_fired, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if b.last_fired else None
+        fired = (
+            dt.datetime.fromtimestamp(b.last_fired, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+            if b.last_fired
+            else None
+        )
         report.agents.append(
-            AgentHookStatus(harness, check.hooks, check.mcp, fired, b.waiting, b.failed, check.warnings)
+            AgentHookStatus(
+                harness, check.hooks, check.mcp, fired, b.waiting, b.failed, check.warnings
+            )
         )
         for warning in check.warnings:
             report.attention.append(f"{check.agent}: {warning}")
         if check.hooks and b.last_fired is None:
-            report.attention.append(f"{check.agent}: hook installed but it has not fired yet (restart the agent)")
+            report.attention.append(
+                f"{check.agent}: hook installed but it has not fired yet (restart the agent)"
+            )
     failed = sum(b.failed for b in backlog.values())
     if failed:
         report.attention.append(f"{failed} hook entries failed to index (see `funes spool status`)")
@@ -178,6 +190,7 @@ def _agent_hooks(rt: Runtime, report: StatusReport) -> None:
         if oldest_s > STALE_BACKLOG_S:
             report.attention.append(f"{len(pending)} hook entries waiting with no worker running")
             report.next_steps.append("funes index")
+
 
 def _remote_status(rt: Runtime, memory: MemoryRef, report: StatusReport) -> StatusReport:
     """A remote memory: its stats at the commit read, and what this host has published to it."""

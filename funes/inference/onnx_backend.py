@@ -215,7 +215,9 @@ class OnnxReranker:
     def __init__(self, spec: ModelSpec, *, stamp_dir: Path | None = None, threads: int = 0) -> None:
         self.spec = spec
         self.model_id = spec.model_id
-        self._tokenizer = _tokenizer(resolve_file(spec, spec.tokenizer, stamp_dir=stamp_dir), spec.max_tokens)
+        self._tokenizer = _tokenizer(
+            resolve_file(spec, spec.tokenizer, stamp_dir=stamp_dir), spec.max_tokens
+        )
         self._tokenizer.enable_truncation(max_length=spec.max_tokens, strategy="only_second")
         self._session = _session(resolve_file(spec, spec.onnx, stamp_dir=stamp_dir), threads)
 

@@ -23,6 +23,7 @@ from funes.traces import TraceSource, Unit
 
 log = logging.getLogger(__name__)
 
+
 @dataclass(slots=True)
 class DrainReport:
     """What a drain did. Counts and ids only."""

@@ -120,7 +120,9 @@ def index(sources: Sequence[TraceSource], job: IndexJob) -> IndexReport:
                 break
             # A unit re-read for a later tier adds chunks but is not counted again.
             first_read = unit.key not in indexed
-            written, ok = index_unit(by_unit[unit.key], unit, job, tier=tier, report=report, count=first_read)
+            written, ok = index_unit(
+                by_unit[unit.key], unit, job, tier=tier, report=report, count=first_read
+            )
             (indexed if ok else failed).add(unit.key)
             if job.progress is not None:
                 job.progress(Progress(tier, done, len(due), unit.key, written))
@@ -130,7 +132,9 @@ def index(sources: Sequence[TraceSource], job: IndexJob) -> IndexReport:
         report.upgrade = scrub(job.store, job.scanner, job.embedder, only_outdated=True)
     report.units_indexed = len(indexed)
     report.units_unchanged = sum(
-        1 for u in ordered if u.key not in indexed and u.key not in failed and not owed(job.store, u, TOP_TIER)
+        1
+        for u in ordered
+        if u.key not in indexed and u.key not in failed and not owed(job.store, u, TOP_TIER)
     )
     if job.embedder is not None:
         report.vectors_backfilled = backfill_vectors(job.store, job.embedder, job.params)
@@ -154,7 +158,13 @@ def _first_owed_tier(store: Store, unit: Unit) -> int:
 
 
 def index_unit(
-    source: TraceSource, unit: Unit, job: IndexJob, *, tier: int, report: IndexReport, count: bool = True
+    source: TraceSource,
+    unit: Unit,
+    job: IndexJob,
+    *,
+    tier: int,
+    report: IndexReport,
+    count: bool = True,
 ) -> tuple[int, bool]:
     """Read one unit and store its chunks of tiers ≤ `tier`. Returns (chunks written, success).
 
@@ -195,7 +205,12 @@ def index_unit(
         report.per_harness[key] = report.per_harness.get(key, 0) + written
     if ok:
         job.store.record_unit(
-            unit.key, harness=unit.harness.value, signature=unit.signature, level=tier, turns=turns, chunks=written
+            unit.key,
+            harness=unit.harness.value,
+            signature=unit.signature,
+            level=tier,
+            turns=turns,
+            chunks=written,
         )
     return written, ok
 

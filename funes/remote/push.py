@@ -112,7 +112,10 @@ def _load_remote_ids(box: Outbox, snap: Snapshot, label: str) -> None:
 def _run_gate(box: Outbox, scanner: Scanner, report: PushReport) -> None:
     for batch in box.pending():
         try:
-            rows = (GateRow(r.id, r.session_id, r.turn_id, r.block_idx, r.split_idx, r.text) for r in batch)
+            rows = (
+                GateRow(r.id, r.session_id, r.turn_id, r.block_idx, r.split_idx, r.text)
+                for r in batch
+            )
             result = gate(rows, scanner)
         except SecretScanFailed as exc:  # fail closed: nothing leaves the machine
             raise PushRefused(

@@ -34,7 +34,9 @@ def recall(outcome: RecallOutcome) -> str:
     lines: list[str] = []
     for hit in hits:
         c = hit.chunk
-        lines.append(f"[{c.ts}] {c.harness} {c.workdir}/{c.session_id[:8]} {c.block_type}  score={hit.score:.3f}")
+        lines.append(
+            f"[{c.ts}] {c.harness} {c.workdir}/{c.session_id[:8]} {c.block_type}  score={hit.score:.3f}"
+        )
         lines.append(f"  → get {c.session_id} {c.turn_id} --memory {outcome.memory}")
         lines.append(c.text)
         for n in hit.neighbors:
@@ -76,7 +78,9 @@ def status(report: StatusReport) -> str:
             lines.append(f"push: {report.push_held_back} chunks held back by the secrets gate")
     lines.append(f"reranker: {report.reranker}")
     for source in report.sources:
-        lines.append(f"source {source.harness}: {source.units} session files, {source.owed} not indexed")
+        lines.append(
+            f"source {source.harness}: {source.units} session files, {source.owed} not indexed"
+        )
     for a in report.agents:
         hook = "installed" if a.hook_installed else "not installed"
         mcp = "registered" if a.mcp_registered else "not registered"

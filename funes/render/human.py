@@ -40,11 +40,16 @@ def status(report: StatusReport) -> Group:
         table.add_row("chunks", "0 (no memory yet)")
     table.add_row("reranker", report.reranker)
     for source in report.sources:
-        table.add_row(f"source {source.harness}", f"{source.units} files · {source.owed} not indexed")
+        table.add_row(
+            f"source {source.harness}", f"{source.units} files · {source.owed} not indexed"
+        )
     for a in report.agents:
         fired = a.last_fired.replace("T", " ")[:16] if a.last_fired else "never"
         hook = "hook ✓" if a.hook_installed else "hook ✗"
-        table.add_row(f"agent {a.agent}", f"{hook} · last fired {fired} · {a.waiting} waiting · {a.failed} failed")
+        table.add_row(
+            f"agent {a.agent}",
+            f"{hook} · last fired {fired} · {a.waiting} waiting · {a.failed} failed",
+        )
     for push in report.pushes:
         table.add_row(
             f"pushed {push.remote}",

@@ -17,7 +17,7 @@ from funes.retrieval.fusion import recency_weight, rrf, sigmoid
 from funes.retrieval.guard import guard_block, guard_chunk, guard_chunks
 from funes.retrieval.types import Hit, RecallResult, TurnView
 from funes.settings import RECALL, Leg, RecallParams
-from funes.store import Filters, Store, StoredChunk
+from funes.store import NO_FILTERS, Filters, Store, StoredChunk
 from funes.traces import parse_ts
 from funes.traces.model import clean_text
 
@@ -40,7 +40,7 @@ def recall(
     embedder: Embedder | None,
     reranker: Reranker | None,
     params: RecallParams = RECALL,
-    filters: Filters = Filters(),
+    filters: Filters = NO_FILTERS,
     now: datetime | None = None,
     progress: Callable[[str], None] | None = None,
     scanner: Scanner | None = None,
@@ -93,7 +93,10 @@ def recall(
             chunk,
             rel
             * recency_weight(
-                parse_ts(chunk.ts), now, half_life_days=params.half_life_days, floor=params.recency_floor
+                parse_ts(chunk.ts),
+                now,
+                half_life_days=params.half_life_days,
+                floor=params.recency_floor,
             ),
         )
         for (chunk, _), rel in zip(pool, relevance, strict=True)
@@ -101,7 +104,10 @@ def recall(
     scored.sort(key=lambda cs: -cs[1])
     top_hits = _one_per_block(scored)[: params.k]
     clock.lap("recency")
-    hits = [Hit(c, s, tuple(guard_chunks(store.neighbors(c, params.neighbors), scanner))) for c, s in top_hits]
+    hits = [
+        Hit(c, s, tuple(guard_chunks(store.neighbors(c, params.neighbors), scanner)))
+        for c, s in top_hits
+    ]
     clock.lap("neighbors")
     return RecallResult(hits, notes, clock.timings, reranked)
 

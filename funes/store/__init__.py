@@ -218,7 +218,9 @@ class Store:
     def vectors_unavailable_reason(self) -> str | None:
         return self._conn.vector_error
 
-    def stamp_model(self, model_id: str, dim: int, *, element: str = DEFAULT_VECTOR_ELEMENT) -> None:
+    def stamp_model(
+        self, model_id: str, dim: int, *, element: str = DEFAULT_VECTOR_ELEMENT
+    ) -> None:
         """Record the embedding model of this memory (first write) or check it (later writes).
 
         Raises IncompatibleStore when the memory was built with another model.
@@ -234,7 +236,9 @@ class Store:
                 ("vector_scale", str(VECTOR_SCALE)),
                 ("created_at", _now()),
             ):
-                self._raw.execute("insert or replace into meta (key, value) values (?, ?)", (key, value))
+                self._raw.execute(
+                    "insert or replace into meta (key, value) values (?, ?)", (key, value)
+                )
             if self._conn.vectors:
                 create_vector_table(self._raw, dim=dim, element=element)
         self._meta = self._read_meta()
@@ -284,7 +288,10 @@ class Store:
         for start in range(0, len(ids), 500):
             part = list(ids[start : start + 500])
             marks = ",".join("?" * len(part))
-            found.update(r[0] for r in self._raw.execute(f"select id from chunks where id in ({marks})", part))
+            found.update(
+                r[0]
+                for r in self._raw.execute(f"select id from chunks where id in ({marks})", part)
+            )
         return found
 
     def add(
@@ -300,10 +307,16 @@ class Store:
         """
         if not chunks:
             return 0
-        blobs = self._vector_bytes(vectors) if vectors is not None and self._conn.vectors and self.model_id else None
+        blobs = (
+            self._vector_bytes(vectors)
+            if vectors is not None and self._conn.vectors and self.model_id
+            else None
+        )
         now = _now()
         written = 0
-        floor = redaction.floor(self._raw) if self.state() is StoreState.READY else redaction_version
+        floor = (
+            redaction.floor(self._raw) if self.state() is StoreState.READY else redaction_version
+        )
         lowered = False
         with self._tx():
             if self.state() is StoreState.EMPTY:
@@ -316,10 +329,28 @@ class Store:
                        redaction_version, indexed_at)
                        values (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
                     (
-                        c.id, c.text, c.session_id, c.turn_id, c.parent_id, c.seq, c.ts,
-                        c.role.value, c.block_type.value, c.block_idx, c.split_idx, c.tool_name,
-                        c.harness.value, c.workdir, c.cwd, c.git_branch, c.host, c.source_path,
-                        c.parent_session_id, int(c.scaffold), redaction_version, now,
+                        c.id,
+                        c.text,
+                        c.session_id,
+                        c.turn_id,
+                        c.parent_id,
+                        c.seq,
+                        c.ts,
+                        c.role.value,
+                        c.block_type.value,
+                        c.block_idx,
+                        c.split_idx,
+                        c.tool_name,
+                        c.harness.value,
+                        c.workdir,
+                        c.cwd,
+                        c.git_branch,
+                        c.host,
+                        c.source_path,
+                        c.parent_session_id,
+                        int(c.scaffold),
+                        redaction_version,
+                        now,
                     ),
                 )
                 if cur.rowcount != 1:
@@ -327,7 +358,9 @@ class Store:
                 written += 1
                 lowered = lowered or redaction_version < floor
                 if blobs is not None:
-                    self._insert_vector(cur.lastrowid, blobs[i], c.harness.value, c.block_type.value)
+                    self._insert_vector(
+                        cur.lastrowid, blobs[i], c.harness.value, c.block_type.value
+                    )
             if lowered:
                 redaction.set_floor(self._raw, redaction_version)
         return written
@@ -350,7 +383,9 @@ class Store:
         ).fetchall()
         return [(int(r[0]), r[1], r[2], r[3]) for r in rows]
 
-    def add_vectors(self, rows: Sequence[tuple[int, str, str, str]], vectors: NDArray[np.float32]) -> None:
+    def add_vectors(
+        self, rows: Sequence[tuple[int, str, str, str]], vectors: NDArray[np.float32]
+    ) -> None:
         """Store vectors for chunks listed by `chunks_without_vectors` (row i ↔ vectors[i])."""
         blobs = self._vector_bytes(vectors)
         with self._tx():
@@ -367,7 +402,9 @@ class Store:
         ).fetchone()
         return None if row is None else UnitRecord(*row)
 
-    def record_unit(self, key: str, *, harness: str, signature: str | None, level: int, turns: int, chunks: int) -> None:
+    def record_unit(
+        self, key: str, *, harness: str, signature: str | None, level: int, turns: int, chunks: int
+    ) -> None:
         """Remember that `key` was indexed up to tier `level` at `signature`.
 
         Keys are stored `printable` (a file name that is not UTF-8 still binds); `unit()`
@@ -412,7 +449,9 @@ class Store:
         `vectors`, a rewritten chunk loses its old vector (`chunks_without_vectors` lists it)."""
         has_vec = self._conn.vectors and self.model_id is not None
         blobs = self._vector_bytes(vectors) if vectors is not None and has_vec else None
-        meta = redaction.vector_meta(self._raw, [r for r, _ in updates]) if blobs is not None else {}
+        meta = (
+            redaction.vector_meta(self._raw, [r for r, _ in updates]) if blobs is not None else {}
+        )
         with self._tx():
             for i, (rowid, text) in enumerate(updates):
                 redaction.update_text(self._raw, rowid, text, redaction_version)
@@ -456,21 +495,30 @@ class Store:
         return StoreState.EMPTY if row is None else StoreState.READY
 
     @_reads
-    def lexical(self, query: str, *, k: int, filters: Filters = NO_FILTERS) -> list[tuple[int, float]]:
+    def lexical(
+        self, query: str, *, k: int, filters: Filters = NO_FILTERS
+    ) -> list[tuple[int, float]]:
         """(rowid, bm25) best first; BM25 over FTS5, lower bm25 = better."""
         return queries.lexical(self._raw, query, k=k, filters=filters)
 
     @_reads
-    def semantic(self, vector: NDArray[np.float32], *, k: int, filters: Filters = NO_FILTERS) -> list[tuple[int, float]]:
+    def semantic(
+        self, vector: NDArray[np.float32], *, k: int, filters: Filters = NO_FILTERS
+    ) -> list[tuple[int, float]]:
         """(rowid, distance) nearest first; [] when this memory or process has no vectors."""
         if not self._conn.vectors or self.model_id is None:
             return []
         blob = self._vector_bytes(vector.reshape(1, -1))[0]
-        return queries.semantic(self._raw, blob, element=self.vector_element or "float", k=k, filters=filters)
+        return queries.semantic(
+            self._raw, blob, element=self.vector_element or "float", k=k, filters=filters
+        )
 
     @_reads
     def fetch(self, rowids: Sequence[int]) -> dict[int, StoredChunk]:
-        return {r: StoredChunk.from_row(row) for r, row in queries.by_rowids(self._raw, list(rowids)).items()}
+        return {
+            r: StoredChunk.from_row(row)
+            for r, row in queries.by_rowids(self._raw, list(rowids)).items()
+        }
 
     @_reads
     def neighbors(self, chunk: StoredChunk, n: int) -> list[StoredChunk]:
@@ -478,7 +526,10 @@ class Store:
         if n <= 0:
             return []
         rows = queries.adjacent(
-            self._raw, session_id=chunk.session_id, position=(chunk.seq, chunk.block_idx, chunk.split_idx), n=n
+            self._raw,
+            session_id=chunk.session_id,
+            position=(chunk.seq, chunk.block_idx, chunk.split_idx),
+            n=n,
         )
         return [StoredChunk.from_row(r) for r in rows]
 
@@ -488,12 +539,16 @@ class Store:
         seq = queries.turn_seq(self._raw, session_id=session_id, turn_id=turn_id)
         if seq is None:
             return []
-        rows = queries.turns_window(self._raw, session_id=session_id, seq=seq, window=max(window, 0))
+        rows = queries.turns_window(
+            self._raw, session_id=session_id, seq=seq, window=max(window, 0)
+        )
         return [StoredChunk.from_row(r) for r in rows]
 
     @_reads
     def stats(self) -> StoreStats:
-        size = sum(p.stat().st_size for p in (self.path, Path(str(self.path) + "-wal")) if p.exists())
+        size = sum(
+            p.stat().st_size for p in (self.path, Path(str(self.path) + "-wal")) if p.exists()
+        )
         if not self._has_schema:
             return StoreStats(0, 0, {}, None, None, self._conn.vectors, None, 0, size)
         per: dict[str, tuple[int, int]] = {}

@@ -82,7 +82,9 @@ def lexical(raw: Any, query: str, *, k: int, filters: Filters) -> list[tuple[int
     return [(int(r[0]), float(r[1])) for r in rows]
 
 
-def semantic(raw: Any, vector: bytes, *, element: str, k: int, filters: Filters) -> list[tuple[int, float]]:
+def semantic(
+    raw: Any, vector: bytes, *, element: str, k: int, filters: Filters
+) -> list[tuple[int, float]]:
     """(rowid, distance) of the `k` nearest chunks to `vector`, nearest first."""
     if k <= 0:
         return []
@@ -112,12 +114,16 @@ def by_rowids(raw: Any, rowids: list[int]) -> dict[int, tuple[Any, ...]]:
     for start in range(0, len(rowids), 500):
         part = rowids[start : start + 500]
         marks = ",".join("?" * len(part))
-        for row in raw.execute(f"select {CHUNK_COLUMNS} from chunks where rowid in ({marks})", part):
+        for row in raw.execute(
+            f"select {CHUNK_COLUMNS} from chunks where rowid in ({marks})", part
+        ):
             out[int(row[0])] = tuple(row)
     return out
 
 
-def adjacent(raw: Any, *, session_id: str, position: tuple[int, int, int], n: int) -> list[tuple[Any, ...]]:
+def adjacent(
+    raw: Any, *, session_id: str, position: tuple[int, int, int], n: int
+) -> list[tuple[Any, ...]]:
     """Up to `n` chunks before and `n` after `position` (seq, block_idx, split_idx) in a session."""
     seq, block_idx, split_idx = position
     before = raw.execute(

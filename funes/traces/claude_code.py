@@ -109,7 +109,9 @@ def read_claude_file(path: Path, stats: ReadStats) -> Iterator[Turn]:
             source_path=str(path),
             cwd=cwd,
             parent_id=rec.get("parentUuid") if isinstance(rec.get("parentUuid"), str) else None,
-            git_branch=rec.get("gitBranch") or None if isinstance(rec.get("gitBranch"), str) else None,
+            git_branch=rec.get("gitBranch") or None
+            if isinstance(rec.get("gitBranch"), str)
+            else None,
             parent_session_id=(
                 parent_session
                 if isinstance(parent_session, str) and parent_session != session_id

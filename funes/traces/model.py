@@ -31,7 +31,11 @@ class Harness(StrEnum):
         if value is None:
             return None
         v = value.strip().lower().replace("-", "_")
-        aliases = {"claude": "claude_code", "claudecode": "claude_code", "claude_code": "claude_code"}
+        aliases = {
+            "claude": "claude_code",
+            "claudecode": "claude_code",
+            "claude_code": "claude_code",
+        }
         v = aliases.get(v, v)
         try:
             return cls(v)
@@ -69,7 +73,9 @@ _CUT_MARK = "\n[… cut by funes: {n} more characters]"
 
 # `data:<media-type>;base64,<payload>` where `data:` starts a token and the media type has no
 # whitespace, comma or quote. The payload is replaced; the media type is kept for context.
-_DATA_URI = re.compile(r"(?<![A-Za-z0-9_\-.])(data:[^\s,\"';]*(?:;[^\s,\"';]+)*;base64,)[A-Za-z0-9+/_\-]+=*")
+_DATA_URI = re.compile(
+    r"(?<![A-Za-z0-9_\-.])(data:[^\s,\"';]*(?:;[^\s,\"';]+)*;base64,)[A-Za-z0-9+/_\-]+=*"
+)
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 _EPOCH = re.compile(r"[0-9]+(?:\.[0-9]*)?|\.[0-9]+")  # ASCII digits only: str.isdigit() accepts "²"
 

@@ -18,14 +18,26 @@ pytestmark = pytest.mark.models
 
 PAIRS = [
     ("user", "The nightly export keeps dying halfway, what is going on?"),
-    ("assistant", "The worker gets OOM-killed: the export builds the whole CSV in memory before writing it."),
+    (
+        "assistant",
+        "The worker gets OOM-killed: the export builds the whole CSV in memory before writing it.",
+    ),
     ("user", "Stream it instead."),
-    ("assistant", "Done: rows are now written in batches of 5000 through a generator, peak RSS dropped to 180 MB."),
+    (
+        "assistant",
+        "Done: rows are now written in batches of 5000 through a generator, peak RSS dropped to 180 MB.",
+    ),
 ]
 
 
 def funes(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    out = subprocess.run([sys.executable, "-m", "funes", *args], capture_output=True, text=True, timeout=300, env=os.environ.copy())
+    out = subprocess.run(
+        [sys.executable, "-m", "funes", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=os.environ.copy(),
+    )
     if check:
         assert out.returncode == 0, out.stderr
     return out
@@ -38,7 +50,10 @@ def test_index_recall_get_round_trip_with_provenance(isolated_env: Path) -> None
     assert idx.stdout == ""
     rec = funes("recall", "why did the nightly export run out of memory", "-k", "2")
     first = rec.stdout.split("---\n")[0].splitlines()
-    assert re.fullmatch(r"\[2026-04-02T10:00:0\d\.000Z\] claude_code -home-dev-shop/0b9f6c1e text  score=\d\.\d{3}", first[0])
+    assert re.fullmatch(
+        r"\[2026-04-02T10:00:0\d\.000Z\] claude_code -home-dev-shop/0b9f6c1e text  score=\d\.\d{3}",
+        first[0],
+    )
     get_line = first[1]
     assert get_line.startswith("  → get 0b9f6c1e-5d1a-4c55-9a53-7f0d2c1e9a10 ")
     assert get_line.endswith(" --memory local")
@@ -54,7 +69,9 @@ def test_get_of_an_unknown_turn_says_so_and_exits_1(isolated_env: Path) -> None:
     funes("index")
     out = funes("get", "0b9f6c1e-5d1a-4c55-9a53-7f0d2c1e9a10", "nope", check=False)
     assert out.returncode == 1
-    assert out.stdout.strip() == "turn nope not found in session 0b9f6c1e-5d1a-4c55-9a53-7f0d2c1e9a10"
+    assert (
+        out.stdout.strip() == "turn nope not found in session 0b9f6c1e-5d1a-4c55-9a53-7f0d2c1e9a10"
+    )
 
 
 def test_recall_before_any_index_explains_what_to_run(isolated_env: Path) -> None:

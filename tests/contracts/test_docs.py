@@ -27,7 +27,9 @@ def _commands(group: click.Group, prefix: str = "") -> list[tuple[str, click.Com
     return out
 
 
-@pytest.mark.parametrize(("name", "command"), _commands(cli), ids=lambda v: v if isinstance(v, str) else "")
+@pytest.mark.parametrize(
+    ("name", "command"), _commands(cli), ids=lambda v: v if isinstance(v, str) else ""
+)
 def test_every_command_and_flag_is_documented(name: str, command: click.Command) -> None:
     assert f"funes {name}" in AGENTS_MD, f"`funes {name}` is missing from AGENTS.md"
     for param in command.params:

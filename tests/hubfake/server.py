@@ -52,8 +52,16 @@ ROUTES: list[tuple[str, re.Pattern[str], str]] = [
     ("HEAD", re.compile(rf"^/{_REPO}/resolve/(?P<rev>[^/]+)/(?P<path>.+)$"), "resolve"),
     ("GET", re.compile(rf"^/{_REPO}/resolve/(?P<rev>[^/]+)/(?P<path>.+)$"), "resolve"),
     # Model files resolve without a type prefix: /{ns}/{name}/resolve/{rev}/{path}.
-    ("HEAD", re.compile(r"^/(?P<ns>[^/]+)/(?P<name>[^/]+)/resolve/(?P<rev>[^/]+)/(?P<path>.+)$"), "resolve_model"),
-    ("GET", re.compile(r"^/(?P<ns>[^/]+)/(?P<name>[^/]+)/resolve/(?P<rev>[^/]+)/(?P<path>.+)$"), "resolve_model"),
+    (
+        "HEAD",
+        re.compile(r"^/(?P<ns>[^/]+)/(?P<name>[^/]+)/resolve/(?P<rev>[^/]+)/(?P<path>.+)$"),
+        "resolve_model",
+    ),
+    (
+        "GET",
+        re.compile(r"^/(?P<ns>[^/]+)/(?P<name>[^/]+)/resolve/(?P<rev>[^/]+)/(?P<path>.+)$"),
+        "resolve_model",
+    ),
     ("POST", re.compile(rf"^/{_REPO}\.git/info/lfs/objects/batch$"), "lfs_batch"),
     ("PUT", re.compile(r"^/_lfs/(?P<oid>[0-9a-f]{64})$"), "lfs_put"),
 ]

@@ -29,7 +29,9 @@ def _job(store: Store, emb: BagOfWordsEmbedder, **kw: object) -> IndexJob:
     return IndexJob(store=store, embedder=emb, scanner=RuleScanner(), params=INDEX, **kw)  # type: ignore[arg-type]
 
 
-def test_reindexing_an_unchanged_transcript_reads_and_embeds_nothing(isolated_env: Path, tmp_path: Path) -> None:
+def test_reindexing_an_unchanged_transcript_reads_and_embeds_nothing(
+    isolated_env: Path, tmp_path: Path
+) -> None:
     write_session(isolated_env, conversation(PAIRS))
     emb = BagOfWordsEmbedder()
     sources = discover(AgentHomes.resolve())
@@ -55,16 +57,22 @@ def test_a_grown_transcript_adds_only_its_new_turns(isolated_env: Path, tmp_path
         assert emb.texts_embedded - before == 2
 
 
-def test_recall_still_works_after_the_agent_deletes_its_transcript(isolated_env: Path, tmp_path: Path) -> None:
+def test_recall_still_works_after_the_agent_deletes_its_transcript(
+    isolated_env: Path, tmp_path: Path
+) -> None:
     path = write_session(isolated_env, conversation(PAIRS))
     with Store.open(tmp_path / "m.db") as store:
         index(discover(AgentHomes.resolve()), _job(store, BagOfWordsEmbedder()))
         path.unlink()
-        hits = recall(store, "idempotency key bank call", embedder=BagOfWordsEmbedder(), reranker=None).hits
+        hits = recall(
+            store, "idempotency key bank call", embedder=BagOfWordsEmbedder(), reranker=None
+        ).hits
     assert "idempotency key" in hits[0].chunk.text
 
 
-def test_a_transcript_that_disappears_mid_run_is_a_failure_not_a_crash(isolated_env: Path, tmp_path: Path) -> None:
+def test_a_transcript_that_disappears_mid_run_is_a_failure_not_a_crash(
+    isolated_env: Path, tmp_path: Path
+) -> None:
     """A unit that cannot be opened is recorded as failed and not marked indexed (retry next run)."""
     path = write_session(isolated_env, conversation(PAIRS))
     sources = discover(AgentHomes.resolve())
@@ -88,10 +96,15 @@ def test_a_transcript_that_disappears_mid_run_is_a_failure_not_a_crash(isolated_
         assert len(report.failures) == 1 and "FileNotFoundError" in report.failures[0].error
         assert store.unit(units[0].key) is None
         write_session(isolated_env, conversation(PAIRS))
-        assert index(discover(AgentHomes.resolve()), _job(store, BagOfWordsEmbedder())).chunks_written == 4
+        assert (
+            index(discover(AgentHomes.resolve()), _job(store, BagOfWordsEmbedder())).chunks_written
+            == 4
+        )
 
 
-def test_a_secret_in_a_transcript_is_redacted_before_it_is_stored(isolated_env: Path, tmp_path: Path) -> None:
+def test_a_secret_in_a_transcript_is_redacted_before_it_is_stored(
+    isolated_env: Path, tmp_path: Path
+) -> None:
     key = "AKIA" + "ABCDEFGHIJKLMNOP"
     write_session(isolated_env, conversation([("user", f"my key is {key} please use it")]))
     with Store.open(tmp_path / "m.db") as store:
@@ -101,23 +114,31 @@ def test_a_secret_in_a_transcript_is_redacted_before_it_is_stored(isolated_env: 
     assert texts == ["my key is [REDACTED:aws_access_key_id] please use it"]
 
 
-def test_without_sqlite_vec_funes_indexes_and_recalls_lexically_with_a_warning(isolated_env: Path, tmp_path: Path) -> None:
+def test_without_sqlite_vec_funes_indexes_and_recalls_lexically_with_a_warning(
+    isolated_env: Path, tmp_path: Path
+) -> None:
     write_session(isolated_env, conversation(PAIRS))
     blocker = tmp_path / "block"
     blocker.mkdir()
     (blocker / "sqlite_vec.py").write_text("raise ImportError('sqlite-vec blocked by the test')\n")
     env = dict(os.environ, PYTHONPATH=str(blocker))
     run = [sys.executable, "-m", "funes"]
-    idx = subprocess.run([*run, "index", "--yes"], env=env, capture_output=True, text=True, timeout=120)
+    idx = subprocess.run(
+        [*run, "index", "--yes"], env=env, capture_output=True, text=True, timeout=120
+    )
     assert idx.returncode == 0, idx.stderr
     assert "vector search unavailable" in idx.stderr
-    rec = subprocess.run([*run, "recall", "idempotency key"], env=env, capture_output=True, text=True, timeout=120)
+    rec = subprocess.run(
+        [*run, "recall", "idempotency key"], env=env, capture_output=True, text=True, timeout=120
+    )
     assert rec.returncode == 0, rec.stderr
     assert "idempotency key" in rec.stdout
     assert "lexical" in rec.stderr
 
 
-def test_an_unloadable_model_stops_the_run_instead_of_failing_every_unit(isolated_env: Path, tmp_path: Path) -> None:
+def test_an_unloadable_model_stops_the_run_instead_of_failing_every_unit(
+    isolated_env: Path, tmp_path: Path
+) -> None:
     from funes.errors import ModelUnavailable
 
     class Unloadable(BagOfWordsEmbedder):

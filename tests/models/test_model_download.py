@@ -49,22 +49,53 @@ def published(tmp_path: Path) -> Iterator[tuple[HubFake, str, bytes, bytes]]:
     tokenizer = resolve_file(MINILM_L6_INT8_PKG, MINILM_L6_INT8_PKG.tokenizer).read_bytes()
     hub = HubFake(tmp_path / "hub", {"t": Token("acme", "write", ("acme",))})
     hub.state.create("model", REPO, private=False)
-    first = hub.state.commit("model", REPO, "main", {"onnx/model.onnx": onnx, "tokenizer.json": tokenizer}, set(), "v1", None)
+    first = hub.state.commit(
+        "model",
+        REPO,
+        "main",
+        {"onnx/model.onnx": onnx, "tokenizer.json": tokenizer},
+        set(),
+        "v1",
+        None,
+    )
     # A later commit changes the tokenizer: a spec pinned to `first` must not see it.
-    hub.state.commit("model", REPO, "main", {"tokenizer.json": b'{"broken": true}'}, set(), "v2", first)
+    hub.state.commit(
+        "model", REPO, "main", {"tokenizer.json": b'{"broken": true}'}, set(), "v2", first
+    )
     with hub:
         yield hub, first, onnx, tokenizer
 
 
-def _load(hub_url: str, hf_home: Path, revision: str, onnx_sha: str, tok_sha: str, *, offline: bool = False) -> tuple[int, dict[str, object]]:
-    env = dict(os.environ, HF_ENDPOINT=hub_url, HF_HOME=str(hf_home), HF_HUB_DISABLE_TELEMETRY="1", HF_HUB_DISABLE_XET="1")
+def _load(
+    hub_url: str,
+    hf_home: Path,
+    revision: str,
+    onnx_sha: str,
+    tok_sha: str,
+    *,
+    offline: bool = False,
+) -> tuple[int, dict[str, object]]:
+    env = dict(
+        os.environ,
+        HF_ENDPOINT=hub_url,
+        HF_HOME=str(hf_home),
+        HF_HUB_DISABLE_TELEMETRY="1",
+        HF_HUB_DISABLE_XET="1",
+    )
     env["HF_HUB_OFFLINE"] = "1" if offline else "0"
-    out = subprocess.run([sys.executable, "-c", SCRIPT, REPO, revision, onnx_sha, tok_sha],
-                         env=env, capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [sys.executable, "-c", SCRIPT, REPO, revision, onnx_sha, tok_sha],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     return out.returncode, json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def test_a_pinned_model_downloads_once_then_loads_offline(published: tuple[HubFake, str, bytes, bytes], tmp_path: Path) -> None:
+def test_a_pinned_model_downloads_once_then_loads_offline(
+    published: tuple[HubFake, str, bytes, bytes], tmp_path: Path
+) -> None:
     hub, first, onnx, tokenizer = published
     code, result = _load(hub.url, tmp_path / "hf", first, _sha(onnx), _sha(tokenizer))
     assert code == 0, result
@@ -77,16 +108,22 @@ def test_a_pinned_model_downloads_once_then_loads_offline(published: tuple[HubFa
     assert code == 0, result
 
 
-def test_a_file_whose_hash_differs_from_the_pin_is_refused(published: tuple[HubFake, str, bytes, bytes], tmp_path: Path) -> None:
+def test_a_file_whose_hash_differs_from_the_pin_is_refused(
+    published: tuple[HubFake, str, bytes, bytes], tmp_path: Path
+) -> None:
     hub, first, onnx, tokenizer = published
     code, result = _load(hub.url, tmp_path / "hf", first, _sha(onnx), "0" * 64)
     assert code == 3
     assert "tokenizer.json" in str(result["error"]) and "sha256" in str(result["error"])
 
 
-def test_an_uncached_model_offline_is_unavailable_with_a_hint(published: tuple[HubFake, str, bytes, bytes], tmp_path: Path) -> None:
+def test_an_uncached_model_offline_is_unavailable_with_a_hint(
+    published: tuple[HubFake, str, bytes, bytes], tmp_path: Path
+) -> None:
     hub, first, onnx, tokenizer = published
-    code, result = _load(hub.url, tmp_path / "empty-hf", first, _sha(onnx), _sha(tokenizer), offline=True)
+    code, result = _load(
+        hub.url, tmp_path / "empty-hf", first, _sha(onnx), _sha(tokenizer), offline=True
+    )
     assert code == 3
     assert "cannot be downloaded" in str(result["error"])
     assert "FUNES_EMBEDDER" in str(result["hint"])

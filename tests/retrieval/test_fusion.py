@@ -26,8 +26,12 @@ def test_rrf_of_nothing_is_empty_and_ties_keep_first_seen_order() -> None:
     ("age_days", "half_life", "expected"),
     [(0, 30, 1.0), (30, 30, 0.5), (60, 30, 0.25), (15, 0, 1.0), (-10, 30, 1.0)],
 )
-def test_a_hit_one_half_life_old_keeps_half_its_weight(age_days: float, half_life: float, expected: float) -> None:
-    assert recency_weight(NOW - timedelta(days=age_days), NOW, half_life_days=half_life) == pytest.approx(expected)
+def test_a_hit_one_half_life_old_keeps_half_its_weight(
+    age_days: float, half_life: float, expected: float
+) -> None:
+    assert recency_weight(
+        NOW - timedelta(days=age_days), NOW, half_life_days=half_life
+    ) == pytest.approx(expected)
 
 
 def test_an_undated_hit_is_not_penalised() -> None:

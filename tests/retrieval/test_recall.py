@@ -24,8 +24,24 @@ def _store(tmp_path: Path, turns: list[Turn]) -> Store:
     return store
 
 
-def _t(session: str, seq: int, text: str, ts: str = "2026-02-28T00:00:00.000Z", btype: BlockType = BlockType.TEXT) -> Turn:
-    return Turn(Harness.CODEX, session, f"{session}-{seq}", seq, ts, Role.ASSISTANT, (Block(btype, text),), "/x", cwd="/w")
+def _t(
+    session: str,
+    seq: int,
+    text: str,
+    ts: str = "2026-02-28T00:00:00.000Z",
+    btype: BlockType = BlockType.TEXT,
+) -> Turn:
+    return Turn(
+        Harness.CODEX,
+        session,
+        f"{session}-{seq}",
+        seq,
+        ts,
+        Role.ASSISTANT,
+        (Block(btype, text),),
+        "/x",
+        cwd="/w",
+    )
 
 
 def test_recall_returns_the_matching_passage_first_with_neighbors(tmp_path: Path) -> None:
@@ -33,35 +49,67 @@ def test_recall_returns_the_matching_passage_first_with_neighbors(tmp_path: Path
     texts.insert(2, "the websocket reconnect backoff was capped at thirty seconds")
     turns = [_t("s1", i, text) for i, text in enumerate(texts)]
     store = _store(tmp_path, turns)
-    result = recall(store, "websocket reconnect backoff", embedder=BagOfWordsEmbedder(), reranker=OverlapReranker(),
-                    params=replace(RECALL, half_life_days=0), now=NOW)
+    result = recall(
+        store,
+        "websocket reconnect backoff",
+        embedder=BagOfWordsEmbedder(),
+        reranker=OverlapReranker(),
+        params=replace(RECALL, half_life_days=0),
+        now=NOW,
+    )
     assert result.reranked
     top = result.hits[0]
     assert "websocket" in top.chunk.text
     assert len(top.neighbors) == 2
-    assert {"embed_query", "bm25", "vector", "fusion", "rerank", "neighbors"} <= set(result.timings_ms)
+    assert {"embed_query", "bm25", "vector", "fusion", "rerank", "neighbors"} <= set(
+        result.timings_ms
+    )
 
 
 def test_recency_prefers_the_newer_of_two_equal_passages(tmp_path: Path) -> None:
-    store = _store(tmp_path, [
-        _t("old", 0, "we deploy with blue green switching", ts="2025-06-01T00:00:00.000Z"),
-        _t("new", 0, "we deploy with blue green switching", ts="2026-02-20T00:00:00.000Z"),
-    ])
-    result = recall(store, "blue green deploy", embedder=BagOfWordsEmbedder(), reranker=None,
-                    params=replace(RECALL, neighbors=0), now=NOW)
+    store = _store(
+        tmp_path,
+        [
+            _t("old", 0, "we deploy with blue green switching", ts="2025-06-01T00:00:00.000Z"),
+            _t("new", 0, "we deploy with blue green switching", ts="2026-02-20T00:00:00.000Z"),
+        ],
+    )
+    result = recall(
+        store,
+        "blue green deploy",
+        embedder=BagOfWordsEmbedder(),
+        reranker=None,
+        params=replace(RECALL, neighbors=0),
+        now=NOW,
+    )
     assert [h.chunk.session_id for h in result.hits] == ["new", "old"]
-    flat = recall(store, "blue green deploy", embedder=BagOfWordsEmbedder(), reranker=None,
-                  params=replace(RECALL, neighbors=0, half_life_days=0), now=NOW)
+    flat = recall(
+        store,
+        "blue green deploy",
+        embedder=BagOfWordsEmbedder(),
+        reranker=None,
+        params=replace(RECALL, neighbors=0, half_life_days=0),
+        now=NOW,
+    )
     assert flat.hits[0].score == flat.hits[1].score
 
 
 def test_filters_restrict_hits_to_one_block_type(tmp_path: Path) -> None:
-    store = _store(tmp_path, [
-        _t("s", 0, "pytest failed with ImportError", btype=BlockType.TOOL_RESULT),
-        _t("s", 1, "pytest failed because of an ImportError in conftest"),
-    ])
-    result = recall(store, "pytest ImportError", embedder=BagOfWordsEmbedder(), reranker=None,
-                    filters=Filters(block_type="tool_result"), now=NOW)
+    store = _store(
+        tmp_path,
+        [
+            _t("s", 0, "pytest failed with ImportError", btype=BlockType.TOOL_RESULT),
+            _t("s", 1, "pytest failed because of an ImportError in conftest"),
+        ],
+    )
+    result = recall(
+        store,
+        "pytest ImportError",
+        embedder=BagOfWordsEmbedder(),
+        reranker=None,
+        filters=Filters(block_type="tool_result"),
+        now=NOW,
+    )
     assert {h.chunk.block_type for h in result.hits} == {"tool_result"}
 
 
@@ -78,7 +126,12 @@ def test_nothing_matching_returns_no_hits(tmp_path: Path) -> None:
 
 def test_get_reassembles_a_split_block_and_shows_the_window(tmp_path: Path) -> None:
     long_text = " ".join(f"word{i}" for i in range(900))
-    turns = [_t("s", 0, "question"), _t("s", 1, long_text), _t("s", 2, "thanks"), _t("s", 3, "later")]
+    turns = [
+        _t("s", 0, "question"),
+        _t("s", 1, long_text),
+        _t("s", 2, "thanks"),
+        _t("s", 3, "later"),
+    ]
     store = _store(tmp_path, turns)
     views = get_turns(store, "s", "s-1", window=1)
     assert [v.seq for v in views] == [0, 1, 2]

@@ -116,12 +116,34 @@ def test_everything_at_once_loses_nothing_duplicates_nothing_and_blocks_no_reade
         projects = home / ".claude" / "projects"
         while not stop.is_set():
             for path in sorted(projects.rglob("*.jsonl"))[-3:]:
-                payload = {"session_id": path.stem, "transcript_path": str(path), "cwd": "/w",
-                           "hook_event_name": "Stop"}
+                payload = {
+                    "session_id": path.stem,
+                    "transcript_path": str(path),
+                    "cwd": "/w",
+                    "hook_event_name": "Stop",
+                }
                 proc = subprocess.run(
-                    [sys.executable, "-I", "-S", str(HOOK), "--agent", "claude", "--spool", str(spool),
-                     "--python", str(shim), "--home", env["FUNES_HOME"], "--event", "Stop"],
-                    input=json.dumps(payload), env=env, capture_output=True, text=True, timeout=60,
+                    [
+                        sys.executable,
+                        "-I",
+                        "-S",
+                        str(HOOK),
+                        "--agent",
+                        "claude",
+                        "--spool",
+                        str(spool),
+                        "--python",
+                        str(shim),
+                        "--home",
+                        env["FUNES_HOME"],
+                        "--event",
+                        "Stop",
+                    ],
+                    input=json.dumps(payload),
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    timeout=60,
                 )
                 if proc.returncode != 0 or proc.stdout:
                     problems.append(f"hook: exit {proc.returncode}, stdout {proc.stdout!r}")
@@ -189,7 +211,9 @@ def test_everything_at_once_loses_nothing_duplicates_nothing_and_blocks_no_reade
 
     assert hooks_fired[0] >= 3
     deadline = time.monotonic() + 120  # the detached workers finish their last entries
-    while time.monotonic() < deadline and (list((spool / "new").glob("*")) or list((spool / "claimed").glob("*"))):
+    while time.monotonic() < deadline and (
+        list((spool / "new").glob("*")) or list((spool / "claimed").glob("*"))
+    ):
         time.sleep(0.5)
     assert not list((spool / "failed").glob("*.json")), "a hook entry failed"
     worker_log = (spool / "logs" / "worker.log").read_text()

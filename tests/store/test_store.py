@@ -15,9 +15,25 @@ from funes.store.schema import SCHEMA_VERSION
 from funes.traces import Block, BlockType, Harness, Role, Turn
 
 
-def _turn(seq: int, text: str, *, session: str = "sess-1", role: Role = Role.USER, harness: Harness = Harness.CLAUDE_CODE) -> Turn:
-    return Turn(harness, session, f"turn-{seq}", seq, f"2026-01-0{1 + seq % 9}T10:00:00.000Z", role,
-                (Block(BlockType.TEXT, text),), "/tmp/x.jsonl", cwd="/home/dev/app")
+def _turn(
+    seq: int,
+    text: str,
+    *,
+    session: str = "sess-1",
+    role: Role = Role.USER,
+    harness: Harness = Harness.CLAUDE_CODE,
+) -> Turn:
+    return Turn(
+        harness,
+        session,
+        f"turn-{seq}",
+        seq,
+        f"2026-01-0{1 + seq % 9}T10:00:00.000Z",
+        role,
+        (Block(BlockType.TEXT, text),),
+        "/tmp/x.jsonl",
+        cwd="/home/dev/app",
+    )
 
 
 def _fill(store: Store, texts: list[str], **kw: object) -> None:
@@ -74,9 +90,23 @@ def test_adding_the_same_chunks_twice_writes_them_once(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "query",
-    ['"unbalanced', "AND OR NOT", "NEAR(a b)", "col:value", "a* ^b", "()", "'; drop table chunks; --", "***", "-", "--", "😀"],
+    [
+        '"unbalanced',
+        "AND OR NOT",
+        "NEAR(a b)",
+        "col:value",
+        "a* ^b",
+        "()",
+        "'; drop table chunks; --",
+        "***",
+        "-",
+        "--",
+        "😀",
+    ],
 )
-def test_fts5_syntax_in_a_query_is_searched_as_text_and_never_errors(tmp_path: Path, query: str) -> None:
+def test_fts5_syntax_in_a_query_is_searched_as_text_and_never_errors(
+    tmp_path: Path, query: str
+) -> None:
     with Store.open(tmp_path / "m.db") as store:
         _fill(store, ["drop table chunks is dangerous", "value of col", "a b c"])
         store.lexical(query, k=5)  # must not raise
@@ -104,7 +134,9 @@ def test_semantic_search_filters_before_ranking(tmp_path: Path) -> None:
     emb = BagOfWordsEmbedder()
     with Store.open(tmp_path / "m.db") as store:
         store.stamp_model(emb.model_id, emb.dim)
-        chunks = [c for i in range(20) for c in chunk_turn(_turn(i, f"alpha beta {i}", session=f"s{i}"))]
+        chunks = [
+            c for i in range(20) for c in chunk_turn(_turn(i, f"alpha beta {i}", session=f"s{i}"))
+        ]
         chunks += list(chunk_turn(_turn(99, "gamma delta", session="p", harness=Harness.PI)))
         store.add(chunks, emb.embed([c.text for c in chunks]))
         hits = store.semantic(emb.embed_query("alpha beta"), k=3, filters=Filters(harness="pi"))
