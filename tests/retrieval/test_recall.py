@@ -137,3 +137,27 @@ def test_get_reassembles_a_split_block_and_shows_the_window(tmp_path: Path) -> N
     assert [v.seq for v in views] == [0, 1, 2]
     assert views[1].blocks == (long_text,)
     assert get_turns(store, "s", "missing", window=1) == []
+
+
+def test_each_hit_is_a_different_turn(tmp_path: Path) -> None:
+    turn = Turn(
+        Harness.CODEX,
+        "s",
+        "s-0",
+        0,
+        "2026-02-28T00:00:00.000Z",
+        Role.ASSISTANT,
+        (
+            Block(BlockType.THINKING, "the flaky retry test needs a fixed seed"),
+            Block(BlockType.TEXT, "fixed the flaky retry test with a fixed seed"),
+        ),
+        "/x",
+        cwd="/w",
+    )
+    store = _store(tmp_path, [turn, _t("s", 1, "unrelated words here")])
+    result = recall(
+        store, "flaky retry test seed", embedder=BagOfWordsEmbedder(), reranker=None, now=NOW
+    )
+    turns = [(h.chunk.session_id, h.chunk.turn_id) for h in result.hits]
+    assert len(turns) == len(set(turns))
+    assert turns[0] == ("s", "s-0")
