@@ -148,19 +148,38 @@ def test_pushes_append_only_new_chunks_and_status_counts_what_is_not_pushed(tmp_
     assert [(p.published, p.pending_chunks) for p in done] == [(4, 0)]
 
 
-def test_a_first_push_to_a_remote_sharing_nothing_asks_and_refuses_without_an_answer(
+def test_a_new_empty_remote_takes_a_first_push_without_asking(tmp_path: Path) -> None:
+    rt = _runtime(tmp_path / "a")
+    _index(rt, tmp_path, "a", [("user", "smew"), ("assistant", "Smew deploys on Mondays.")])
+    target = parse_memory(str(tmp_path / "fresh"), rt)
+    asked: list[str] = []
+    report = run_push(
+        rt, target, PushRequest(create=True), confirm=lambda q: asked.append(q) or False
+    )
+    assert report.pushed == 2 and asked == []
+
+
+def test_a_push_to_a_remote_holding_only_other_chunks_asks_and_refuses_without_an_answer(
     tmp_path: Path,
 ) -> None:
+    other = _runtime(tmp_path / "other")
+    _index(other, tmp_path, "other", [("user", "grebe"), ("assistant", "Grebe is the prod DB.")])
+    assert (
+        run_push(
+            other, parse_memory(str(tmp_path / "shared"), other), PushRequest(create=True)
+        ).pushed
+        == 2
+    )
     rt = _runtime(tmp_path / "a")
     _index(rt, tmp_path, "a", [("user", "limpkin"), ("assistant", "Limpkin deploys on Fridays.")])
     target = parse_memory(str(tmp_path / "shared"), rt)
     with pytest.raises(RemoteError, match="shares no chunks"):
-        run_push(rt, target, PushRequest(create=True))  # nobody at a terminal to ask
+        run_push(rt, target, PushRequest())  # nobody at a terminal to ask
     asked: list[str] = []
     with pytest.raises(RemoteError, match="refusing"):
-        run_push(rt, target, PushRequest(create=True), confirm=lambda q: asked.append(q) or False)
+        run_push(rt, target, PushRequest(), confirm=lambda q: asked.append(q) or False)
     assert "Push 2 chunks" in asked[0]
-    assert run_push(rt, target, PushRequest(create=True), confirm=lambda q: True).pushed == 2
+    assert run_push(rt, target, PushRequest(), confirm=lambda q: True).pushed == 2
 
 
 def test_a_missing_directory_is_only_created_when_asked(tmp_path: Path) -> None:

@@ -162,7 +162,9 @@ def push(
                     box.write_receipt(receipt_path(receipts, remote), published=False, meta=meta)
                     report.up_to_date, report.commit = True, snap.commit
                     return report
-                if counts.shared == 0 and not options.assume_yes:
+                # The wrong-memory guard: a remote that already holds chunks, none of them ours.
+                # An empty remote (just created, or never pushed to) is not a wrong memory.
+                if counts.shared == 0 and snap.has_dataset and not options.assume_yes:
                     question = (
                         f"{remote.label} shares no chunks with this memory (a first push, or the "
                         f"wrong remote). Push {counts.pending} chunks to it?"
