@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import click
-from rich.console import Console
 
-from funes.cli.common import memory_option, pass_runtime
+from funes.cli.common import err_console, memory_option, pass_runtime
 from funes.commands.ask import DEFAULT_TIMEOUT_S, AskAgent, AskRequest, plan_ask, run_ask
 from funes.commands.memory import parse_memory
 from funes.commands.runtime import Runtime
@@ -46,7 +45,7 @@ def ask(
     plan = plan_ask(rt, parse_memory(memory, rt), request)
     for note in plan.notes:
         click.echo(f"funes: {note}", err=True)
-    console = Console(stderr=True)
+    console = err_console()
     status = f"asking {agent} with {plan.passages} passage(s) from {plan.memory}…"
     if console.is_terminal:
         with console.status(status, spinner="dots"):

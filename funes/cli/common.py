@@ -8,6 +8,7 @@ from functools import wraps
 from typing import Any, TypeVar
 
 import click
+from rich.console import Console
 
 from funes.commands.runtime import Runtime
 from funes.traces import BlockType, Harness
@@ -60,6 +61,12 @@ class BlockTypeType(click.ParamType):  # type: ignore[type-arg]
                 param,
                 ctx,
             )
+
+
+def err_console() -> Console:
+    """stderr for progress and summaries; lines are never hard-wrapped when stderr is a file
+    or a pipe (logs and agents read them whole)."""
+    return Console(stderr=True, soft_wrap=True)
 
 
 def wants_human(fmt: str | None) -> bool:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from funes.cli.common import HarnessType, memory_option, pass_runtime
+from funes.cli.common import HarnessType, err_console, memory_option, pass_runtime
 from funes.commands.index import IndexOutcome, IndexRequest, run_index
 from funes.commands.memory import parse_memory
 from funes.commands.runtime import Runtime
@@ -42,7 +43,7 @@ def index(
     calls, then tool output, within about a minute unless --yes. PATH may be a transcript,
     a directory of transcripts, a Hermes state.db or an agent-traces .parquet file.
     """
-    console = Console(stderr=True)
+    console = err_console()
     request = IndexRequest(
         path=path, harness=harness, limit=limit, include_thinking=not no_thinking, unbudgeted=yes
     )
@@ -67,6 +68,9 @@ def index(
 
         outcome = run_index(rt, ref, request, progress=on_progress)
     _summary(console, outcome)
+    report = outcome.report
+    if path is not None and report.failures and report.units_indexed == 0:
+        sys.exit(1)  # nothing of what was asked for could be read
 
 
 def _summary(console: Console, outcome: IndexOutcome) -> None:

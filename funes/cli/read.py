@@ -11,6 +11,7 @@ from rich.console import Console
 from funes.cli.common import (
     BlockTypeType,
     HarnessType,
+    err_console,
     format_option,
     memory_option,
     pass_runtime,
@@ -101,7 +102,7 @@ def recall(
         rerank=not no_rerank,
     )
     request = RecallRequest(" ".join(query), params, block_type, harness)
-    console = Console(stderr=True)
+    console = err_console()
     with console.status("recalling…", spinner="dots") if console.is_terminal else _Null():
         outcome = run_recall(rt, parse_memory(memory, rt), request)
     for note in outcome.result.notes:

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import click
-from rich.console import Console
 
-from funes.cli.common import pass_runtime
+from funes.cli.common import err_console, pass_runtime
 from funes.commands.memory import parse_memory
 from funes.commands.runtime import Runtime
 from funes.commands.scrub import run_scrub
@@ -26,7 +25,7 @@ def scrub(rt: Runtime, memory: str | None, outdated_only: bool) -> None:
     """
     outcome = run_scrub(rt, parse_memory(memory, rt), outdated_only=outdated_only)
     r = outcome.report
-    console = Console(stderr=True)
+    console = err_console()
     console.print(
         f"scanned {r.chunks_scanned} chunks in {r.blocks_scanned} blocks (rules v{r.version}) in {r.elapsed_s:.1f}s",
         highlight=False,

@@ -7,9 +7,8 @@ import threading
 from types import FrameType
 
 import click
-from rich.console import Console
 
-from funes.cli.common import pass_runtime
+from funes.cli.common import err_console, pass_runtime
 from funes.commands.runtime import Runtime
 from funes.commands.watch import run_watch
 from funes.ingest import DrainReport
@@ -23,7 +22,7 @@ def watch(rt: Runtime) -> None:
     Use it where hooks cannot fire (pi without the extension, a declined hook). Stops cleanly
     on Ctrl-C or SIGTERM (a second signal stops at once; nothing indexed so far is lost).
     """
-    console = Console(stderr=True)
+    console = err_console()
     stop = threading.Event()
     ready = threading.Event()
 

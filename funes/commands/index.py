@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -42,7 +44,8 @@ def sources_for(rt: Runtime, request: IndexRequest) -> list[TraceSource]:
     if request.path is not None:
         if not request.path.exists():
             raise UsageError(f"no such file or directory: {request.path}")
-        return sources_for_path(request.path, request.harness)
+        # Absolute keys: the same file indexed as `x/a.jsonl` and `/abs/x/a.jsonl` is one unit.
+        return sources_for_path(Path(os.path.abspath(request.path)), request.harness)
     return discover(rt.homes, request.harness)
 
 
@@ -82,6 +85,12 @@ def run_index(
                 all_tiers_at_once=unbudgeted,
             )
             report = index(sources, job)
+        if request.path is not None and report.units_seen == 0:
+            raise UsageError(
+                f"{request.path} holds no transcript funes can read",
+                hint="give a Claude Code, Codex or pi JSONL transcript (or a directory of them), "
+                "a Hermes state.db, or an agent-traces .parquet file",
+            )
         outcome = IndexOutcome(
             report=report,
             sources=[s.harness.value for s in sources],

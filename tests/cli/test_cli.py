@@ -108,3 +108,45 @@ def test_status_counts_sessions_and_points_at_the_next_step(isolated_env: Path) 
     assert "chunks: 4  sessions: 1" in after
     assert "claude_code: 1 sessions, 4 chunks" in after
     assert "0 not indexed" in after
+
+
+def test_the_same_file_by_relative_and_absolute_path_is_one_unit(
+    isolated_env: Path, tmp_path: Path
+) -> None:
+    path = write_session(isolated_env, conversation(PAIRS))
+    first = subprocess.run(
+        [sys.executable, "-m", "funes", "index", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=os.environ.copy(),
+    )
+    assert first.returncode == 0, first.stderr
+    relative = os.path.relpath(path, tmp_path)
+    again = subprocess.run(
+        [sys.executable, "-m", "funes", "index", relative],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=os.environ.copy(),
+        cwd=tmp_path,
+    )
+    assert again.returncode == 0, again.stderr
+    assert "1 unchanged" in again.stderr and "0 turns read" in again.stderr
+
+
+def test_an_explicit_path_that_holds_no_transcript_is_an_error(
+    isolated_env: Path, tmp_path: Path
+) -> None:
+    junk = tmp_path / "notes.txt"
+    junk.write_text("just some notes\n")
+    out = funes("index", str(junk), check=False)
+    assert out.returncode == 1
+    assert "holds no transcript funes can read" in out.stderr and "hint:" in out.stderr
+
+
+def test_index_summaries_are_not_hard_wrapped_when_stderr_is_a_pipe(isolated_env: Path) -> None:
+    write_session(isolated_env, conversation(PAIRS))
+    out = funes("index")
+    line = next(l for l in out.stderr.splitlines() if l.startswith("indexed "))
+    assert line.rstrip().endswith("s"), line  # "… in 0.4s" on the same line, not wrapped at 80
