@@ -115,7 +115,8 @@ def _summary(console: Console, outcome: IndexOutcome) -> None:
         )
     if r.budget_exhausted:
         console.print(
-            f"  time budget reached: {r.units_pending} session files left; run `funes index --yes` to finish",
+            f"  time budget reached: {r.units_pending} session files not fully indexed yet (prose "
+            "comes first, tool calls and output later); run `funes index --yes` to finish",
             highlight=False,
         )
     drain = outcome.drain

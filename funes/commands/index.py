@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path

@@ -12,7 +12,7 @@ from funes.commands.push import receipts_dir
 from funes.commands.runtime import Runtime
 from funes.commands.scrub import held_back_summary
 from funes.errors import FunesError, SecretScanFailed
-from funes.ingest import AgentBacklog, Spool, worker_active
+from funes.ingest import TOP_TIER, AgentBacklog, Spool, owed, worker_active
 from funes.remote import receipt_path
 from funes.store import Store, StoreStats
 from funes.store.export import receipt_status
@@ -143,12 +143,10 @@ def _source_status(rt: Runtime, store: Store | None) -> list[SourceStatus]:
         units = list(source.units())
         if not units:
             continue
-        owed = 0
-        for unit in units:
-            record = store.unit(unit.key) if store is not None else None
-            if record is None or record.signature != unit.signature:
-                owed += 1
-        out.append(SourceStatus(source.harness.value, len(units), owed))
+        # Owed = new, changed, or not indexed to the last tier yet (a budgeted sweep indexes
+        # prose first and tool output later).
+        owed_units = sum(1 for u in units if store is None or owed(store, u, TOP_TIER))
+        out.append(SourceStatus(source.harness.value, len(units), owed_units))
     return out
 
 

@@ -105,14 +105,20 @@ def index(sources: Sequence[TraceSource], job: IndexJob) -> IndexReport:
     report.units_seen = len(work)
     by_unit = {u.key: s for s, u in work}
     ordered = order_units(u for _, u in work)
+    thinking = job.params.include_thinking
     if job.params.limit is not None:
-        ordered = [u for u in ordered if owed(job.store, u, TOP_TIER)][: max(job.params.limit, 0)]
+        ordered = [u for u in ordered if owed(job.store, u, TOP_TIER, include_thinking=thinking)]
+        ordered = ordered[: max(job.params.limit, 0)]
     deadline = started + job.params.budget_s if job.params.budget_s > 0 else None
     tiers = [TOP_TIER] if job.all_tiers_at_once else list(range(len(TIERS)))
     indexed: set[str] = set()
     failed: set[str] = set()
     for tier in tiers:
-        due = [u for u in ordered if u.key not in failed and owed(job.store, u, tier)]
+        due = [
+            u
+            for u in ordered
+            if u.key not in failed and owed(job.store, u, tier, include_thinking=thinking)
+        ]
         for done, unit in enumerate(due, 1):
             if deadline is not None and time.monotonic() > deadline:
                 report.budget_exhausted = True
@@ -134,7 +140,9 @@ def index(sources: Sequence[TraceSource], job: IndexJob) -> IndexReport:
     report.units_unchanged = sum(
         1
         for u in ordered
-        if u.key not in indexed and u.key not in failed and not owed(job.store, u, TOP_TIER)
+        if u.key not in indexed
+        and u.key not in failed
+        and not owed(job.store, u, TOP_TIER, include_thinking=thinking)
     )
     if job.embedder is not None:
         report.vectors_backfilled = backfill_vectors(job.store, job.embedder, job.params)
@@ -142,19 +150,32 @@ def index(sources: Sequence[TraceSource], job: IndexJob) -> IndexReport:
     return report
 
 
-def owed(store: Store, unit: Unit, tier: int) -> bool:
-    record = store.unit(unit.key)
-    if record is None or unit.signature is None:
-        return True
-    return record.signature != unit.signature or record.level < tier
+# A unit indexed with --no-thinking is recorded under its signature plus this suffix, so a later
+# run that wants thinking blocks re-reads it (a full record also satisfies a --no-thinking run).
+NO_THINKING = "+no-thinking"
 
 
-def _first_owed_tier(store: Store, unit: Unit) -> int:
+def _recorded_signature(unit: Unit, include_thinking: bool) -> str | None:
+    if unit.signature is None or include_thinking:
+        return unit.signature
+    return unit.signature + NO_THINKING
+
+
+def _first_owed_tier(store: Store, unit: Unit, *, include_thinking: bool = True) -> int:
     """The lowest tier not yet stored for this unit at its current signature."""
     record = store.unit(unit.key)
-    if record is None or unit.signature is None or record.signature != unit.signature:
+    if record is None or unit.signature is None:
         return 0
-    return record.level + 1
+    if record.signature == unit.signature or (
+        not include_thinking and record.signature == unit.signature + NO_THINKING
+    ):
+        return record.level + 1
+    return 0
+
+
+def owed(store: Store, unit: Unit, tier: int, *, include_thinking: bool = True) -> bool:
+    """Whether tier `tier` of `unit` still has to be read (changed, new, or not that deep yet)."""
+    return _first_owed_tier(store, unit, include_thinking=include_thinking) <= tier
 
 
 def index_unit(
@@ -173,7 +194,9 @@ def index_unit(
     With `count` False (a re-read for a later tier) turns, redactions and skipped records are
     not added to the report again.
     """
-    types = {t for level in TIERS[_first_owed_tier(job.store, unit) : tier + 1] for t in level}
+    thinking = job.params.include_thinking
+    first = _first_owed_tier(job.store, unit, include_thinking=thinking)
+    types = {t for level in TIERS[first : tier + 1] for t in level}
     if not job.params.include_thinking:
         types.discard(BlockType.THINKING)
     stats = ReadStats()
@@ -207,7 +230,7 @@ def index_unit(
         job.store.record_unit(
             unit.key,
             harness=unit.harness.value,
-            signature=unit.signature,
+            signature=_recorded_signature(unit, thinking),
             level=tier,
             turns=turns,
             chunks=written,

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import json
+
 import os
 import subprocess
 import sys
@@ -25,8 +27,8 @@ PAIRS = [
 ]
 
 
-def _job(store: Store, emb: BagOfWordsEmbedder, **kw: object) -> IndexJob:
-    return IndexJob(store=store, embedder=emb, scanner=RuleScanner(), params=INDEX, **kw)  # type: ignore[arg-type]
+def _job(store: Store, emb: BagOfWordsEmbedder, params: object = INDEX, **kw: object) -> IndexJob:
+    return IndexJob(store=store, embedder=emb, scanner=RuleScanner(), params=params, **kw)  # type: ignore[arg-type]
 
 
 def test_reindexing_an_unchanged_transcript_reads_and_embeds_nothing(
@@ -148,3 +150,38 @@ def test_an_unloadable_model_stops_the_run_instead_of_failing_every_unit(
     write_session(isolated_env, conversation(PAIRS))
     with Store.open(tmp_path / "m.db") as store, pytest.raises(ModelUnavailable):
         index(discover(AgentHomes.resolve()), _job(store, Unloadable()))
+
+
+def test_a_run_without_thinking_does_not_stop_a_later_run_from_adding_it(
+    isolated_env: Path, tmp_path: Path
+) -> None:
+    from dataclasses import replace
+
+    lines = conversation(PAIRS)
+    thinking = json.loads(lines[1])
+    thinking["message"]["content"].insert(
+        0,
+        {
+            "type": "thinking",
+            "thinking": "the row lock is held across the bank call",
+            "signature": "x",
+        },
+    )
+    lines[1] = json.dumps(thinking)
+    write_session(isolated_env, lines)
+    sources = discover(AgentHomes.resolve())
+    no_thinking = replace(INDEX, include_thinking=False)
+    with Store.open(tmp_path / "m.db") as store:
+
+        def count() -> int:
+            return store.raw.execute(
+                "select count(*) from chunks where block_type = 'thinking'"
+            ).fetchone()[0]
+
+        index(sources, _job(store, BagOfWordsEmbedder(), params=no_thinking))
+        assert count() == 0
+        again = index(sources, _job(store, BagOfWordsEmbedder(), params=no_thinking))
+        assert again.turns == 0, "an unchanged unit is not re-read by another run without thinking"
+        index(sources, _job(store, BagOfWordsEmbedder()))
+        assert count() == 1
+        assert index(sources, _job(store, BagOfWordsEmbedder(), params=no_thinking)).turns == 0
