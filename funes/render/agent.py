@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from funes.commands.recall import GetOutcome, RecallOutcome
 from funes.commands.status import StatusReport
+from funes.traces import strip_terminal_controls
 
 NEIGHBOR_CHARS = 160
 
@@ -38,9 +39,9 @@ def recall(outcome: RecallOutcome) -> str:
             f"[{c.ts}] {c.harness} {c.workdir}/{c.session_id[:8]} {c.block_type}  score={hit.score:.3f}"
         )
         lines.append(f"  → get {c.session_id} {c.turn_id} --memory {outcome.memory}")
-        lines.append(c.text)
+        lines.append(strip_terminal_controls(c.text))
         for n in hit.neighbors:
-            preview = _one_line(n.text)[:NEIGHBOR_CHARS]
+            preview = _one_line(strip_terminal_controls(n.text))[:NEIGHBOR_CHARS]
             lines.append(f"  ~ [{n.role} {n.block_type} seq{n.seq}] {preview}")
         lines.append("---")
     return "\n".join(lines) + "\n"
@@ -52,7 +53,8 @@ def get(outcome: GetOutcome) -> str:
     lines: list[str] = []
     for turn in outcome.turns:
         lines.append(f"[{turn.ts}] {turn.role} seq{turn.seq} turn={turn.turn_id}")
-        lines.append("\n\n".join(turn.blocks))
+        # Rows stored before control sequences were stripped at index time are cleaned here too.
+        lines.append(strip_terminal_controls("\n\n".join(turn.blocks)))
         lines.append("---")
     return "\n".join(lines) + "\n"
 

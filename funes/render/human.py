@@ -9,12 +9,13 @@ from rich.text import Text
 
 from funes.commands.recall import GetOutcome
 from funes.commands.status import StatusReport
+from funes.traces import strip_terminal_controls
 
 
 def get(outcome: GetOutcome, *, highlight: str | None = None) -> Group:
     parts = []
     for turn in outcome.turns:
-        body = Text("\n\n".join(turn.blocks))
+        body = Text(strip_terminal_controls("\n\n".join(turn.blocks)))
         if highlight:
             body.highlight_words(highlight.split(), style="reverse", case_sensitive=False)
         title = f"{turn.ts[:16].replace('T', ' ')} · {turn.role} · seq{turn.seq}"

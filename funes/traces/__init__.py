@@ -17,6 +17,7 @@ from funes.traces.model import (
     normalize_ts,
     parse_ts,
     printable,
+    strip_terminal_controls,
     workdir_facet,
 )
 from funes.traces.source import ReadStats, TraceSource, Unit
@@ -38,5 +39,6 @@ __all__ = [
     "parse_ts",
     "printable",
     "sources_for_path",
+    "strip_terminal_controls",
     "workdir_facet",
 ]

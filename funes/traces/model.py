@@ -87,15 +87,32 @@ def elide_data_uris(text: str) -> str:
     return _DATA_URI.sub(r"\1[elided]", text)
 
 
-def clean_text(text: str, *, max_chars: int = MAX_BLOCK_CHARS) -> str:
-    """Make transcript text safe to store and embed.
+# Terminal control: ANSI/VT escape sequences (CSI `ESC [ … final`, OSC `ESC ] … BEL|ESC \\`,
+# two-byte `ESC x`) and C0/C1 control characters other than tab and newline. Tool output is
+# full of them (colours, progress bars, window titles); shown raw they would drive the
+# reader's terminal, and they only add noise to search.
+_ESCAPE_SEQ = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f-\x9f]")
 
-    Lone UTF-16 surrogates (from `\\ud800`-style JSON escapes) become U+FFFD, NUL bytes are
-    dropped, base64 data URIs are elided, and text longer than `max_chars` code points is cut
-    with a visible marker.
+
+def strip_terminal_controls(text: str) -> str:
+    """Remove terminal escape sequences and control characters (tab and newline stay; a carriage
+    return becomes a newline)."""
+    if "\x1b" in text:
+        text = _ESCAPE_SEQ.sub("", text).replace("\x1b", "")
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return _CONTROL.sub("", text)
+
+
+def clean_text(text: str, *, max_chars: int = MAX_BLOCK_CHARS) -> str:
+    """Make transcript text safe to store, embed and print.
+
+    Lone UTF-16 surrogates (from `\\ud800`-style JSON escapes) become U+FFFD, NUL bytes and
+    terminal control sequences are dropped (`strip_terminal_controls`), base64 data URIs are
+    elided, and text longer than `max_chars` code points is cut with a visible marker.
     """
-    if "\x00" in text:
-        text = text.replace("\x00", "")
+    text = strip_terminal_controls(text)
     if _SURROGATE.search(text):
         text = _SURROGATE.sub("\ufffd", text)
     text = elide_data_uris(text)

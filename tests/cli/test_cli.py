@@ -148,5 +148,5 @@ def test_an_explicit_path_that_holds_no_transcript_is_an_error(
 def test_index_summaries_are_not_hard_wrapped_when_stderr_is_a_pipe(isolated_env: Path) -> None:
     write_session(isolated_env, conversation(PAIRS))
     out = funes("index")
-    line = next(l for l in out.stderr.splitlines() if l.startswith("indexed "))
+    line = next(x for x in out.stderr.splitlines() if x.startswith("indexed "))
     assert line.rstrip().endswith("s"), line  # "… in 0.4s" on the same line, not wrapped at 80

@@ -91,3 +91,16 @@ def test_get_agent_format_matches_the_golden_file() -> None:
     assert (
         agent.not_found(GetOutcome([], "s", "nope", "local")) == "turn nope not found in session s"
     )
+
+
+def test_terminal_escape_sequences_never_reach_the_reader() -> None:
+    hostile = "ok \x1b]0;pwned-title\x07 \x1b[31mred\x1b[0m \x9b2J done\r\n"
+    out = agent.recall(
+        RecallOutcome(
+            RecallResult([Hit(_chunk(1, 1, hostile), 0.5, (_chunk(2, 2, hostile),))]), "local"
+        )
+    )
+    got = agent.get(GetOutcome([TurnView("s", "t", 1, "", "user", (hostile,))], "s", "t", "local"))
+    for text in (out, got):
+        assert "\x1b" not in text and "\x07" not in text and "\x9b" not in text and "\r" not in text
+    assert "ok  red 2J done" in out
