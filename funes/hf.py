@@ -257,3 +257,13 @@ def download_file(repo_id: str, filename: str, *, revision: str, repo_type: str 
         return Path(hf_hub_download(repo_id, filename, revision=revision, repo_type=repo_type))
     except (LocalEntryNotFoundError, HfHubHTTPError, OSError, ValueError) as exc:
         raise HubUnavailable(f"{repo_id}@{revision[:12]}/{filename}: {exc}") from exc
+
+
+def cached_file(
+    repo_id: str, filename: str, *, revision: str, repo_type: str = "model"
+) -> Path | None:
+    """The cached copy of `filename` at `revision`, or None; never touches the network."""
+    from huggingface_hub import try_to_load_from_cache
+
+    found = try_to_load_from_cache(repo_id, filename, revision=revision, repo_type=repo_type)
+    return Path(found) if isinstance(found, str) else None

@@ -8,6 +8,7 @@ Results go to stdout; progress, warnings and errors go to stderr. A FunesError b
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import traceback
 
@@ -41,11 +42,30 @@ def cli(ctx: click.Context, debug: bool) -> None:
     """
     ctx.ensure_object(dict)
     ctx.obj["debug"] = debug
-    logging.basicConfig(
-        level=logging.DEBUG if debug else logging.WARNING,
-        format="funes: %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
+    _configure_logging(debug)
+
+
+# Libraries that log chatter (pylance sets its own logger to INFO; huggingface_hub prints its
+# retry warnings itself and logs them again): only their errors reach the user's stderr.
+_QUIET_LIBRARIES = ("pylance", "huggingface_hub", "filelock")
+
+
+class _QuietLibraries(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        quiet = record.name.split(".")[0] in _QUIET_LIBRARIES
+        return record.levelno >= logging.ERROR if quiet else record.levelno >= logging.WARNING
+
+
+def _configure_logging(debug: bool) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("funes: %(levelname)s %(name)s: %(message)s"))
+    if not debug:
+        handler.addFilter(_QuietLibraries())
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(logging.DEBUG if debug else logging.WARNING)
+    # Lance's Rust core logs through its own variable (KMeans chatter while indexing a push).
+    os.environ.setdefault("LANCE_LOG", "debug" if debug else "error")
 
 
 for command in (index, recall, get, status, add, remove, push, scrub, mcp, ask, spool, watch):

@@ -7,7 +7,10 @@ recalls with one load).
 
 from __future__ import annotations
 
+import contextlib
+import json
 import socket
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +21,7 @@ from funes.inference import (
     LazyEmbedder,
     ModelSpec,
     Reranker,
+    available_locally,
     embedder_for_model_id,
     embedder_spec,
     load_reranker,
@@ -25,6 +29,8 @@ from funes.inference import (
 )
 from funes.paths import AgentHomes, Paths
 from funes.settings import DEFAULT_EMBEDDER, REMOTE, ModelChoice, RemoteParams, hub_offline
+
+RERANKER_RETRY_S = 24 * 3600.0  # after a failed reranker download, try again this much later
 
 
 @dataclass
@@ -76,21 +82,65 @@ class Runtime:
             self._embedders[spec.name] = LazyEmbedder(spec, stamp_dir=self.stamp_dir)
         return self._embedders[spec.name]
 
+    @property
+    def _reranker_failure(self) -> Path:
+        """Remembers a failed download of the reranker, so recall does not retry it every time."""
+        return self.paths.data / "reranker-download-failed.json"
+
+    def _recent_failure(self, spec: ModelSpec) -> float | None:
+        """When the last download of `spec` failed, if within RERANKER_RETRY_S; else None."""
+        try:
+            failed = json.loads(self._reranker_failure.read_text())
+        except (OSError, ValueError):
+            return None
+        at = failed.get("at") if failed.get("model_id") == spec.model_id else None
+        if isinstance(at, (int, float)) and time.time() - at < RERANKER_RETRY_S:
+            return float(at)
+        return None
+
     def reranker(self) -> Reranker | None:
-        """The cross-encoder, or None when disabled (`none`) or unavailable (see reranker_note)."""
+        """The cross-encoder, or None when disabled (`none`) or unavailable (see reranker_note).
+
+        A reranker that is not on this machine is downloaded on first use; when that fails, the
+        failure is remembered for RERANKER_RETRY_S so later recalls skip straight to the fused
+        order instead of waiting on the network again.
+        """
         if self._reranker_tried:
             return self._reranker
         self._reranker_tried = True
         if self.models.reranker == "none":
             self._reranker_error = "disabled (FUNES_RERANKER=none)"
             return None
-        try:
-            self._reranker = load_reranker(
-                reranker_spec(self.models.reranker), stamp_dir=self.stamp_dir
+        spec = reranker_spec(self.models.reranker)
+        if not available_locally(spec) and (at := self._recent_failure(spec)) is not None:
+            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(at))
+            self._reranker_error = (
+                f"{spec.name} is not downloaded (the download failed at {when}; retried after "
+                f"{RERANKER_RETRY_S // 3600:.0f} h; FUNES_RERANKER=none silences this)"
             )
+            return None
+        try:
+            self._reranker = load_reranker(spec, stamp_dir=self.stamp_dir)
         except ModelUnavailable as exc:
             self._reranker_error = exc.message
+            with contextlib.suppress(OSError):
+                self.paths.ensure()
+                self._reranker_failure.write_text(
+                    json.dumps({"model_id": spec.model_id, "at": time.time()})
+                )
         return self._reranker
+
+    def reranker_status(self) -> str:
+        """The active reranker for `status`, checked without loading or downloading anything."""
+        if self.models.reranker == "none":
+            return "none (FUNES_RERANKER=none)"
+        spec = reranker_spec(self.models.reranker)
+        if available_locally(spec):
+            return f"{spec.name} ({spec.model_id})"
+        if (at := self._recent_failure(spec)) is not None:
+            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(at))
+            return f"{spec.name}: not downloaded, the download failed at {when}; recall runs without rerank"
+        return f"{spec.name}: not downloaded yet (the first recall downloads it)"
 
     @property
     def reranker_note(self) -> str | None:

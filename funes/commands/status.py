@@ -70,8 +70,7 @@ class StatusReport:
 
 def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
     """Summarise `memory`. Never raises for an absent or empty memory: it says so instead."""
-    reranker_name = rt.models.reranker
-    report = StatusReport(memory.label, False, None, None, reranker_name)
+    report = StatusReport(memory.label, False, None, None, rt.reranker_status())
     if memory.shared:
         return _remote_status(rt, memory, report)
     assert memory.path is not None

@@ -72,6 +72,22 @@ def reranker_spec(name: str) -> ModelSpec:
         ) from None
 
 
+def available_locally(spec: ModelSpec) -> bool:
+    """Whether every file of `spec` is on this machine (installed package or HF cache), without
+    network access or hashing."""
+    import importlib.util
+
+    from funes.hf import cached_file
+
+    for file in (spec.onnx, spec.tokenizer):
+        if file.package is not None:
+            if importlib.util.find_spec(file.package) is None:
+                return False
+        elif cached_file(spec.repo_id, file.path, revision=spec.revision) is None:
+            return False
+    return True
+
+
 def load_embedder(spec: ModelSpec, *, stamp_dir: Path | None = None) -> Embedder:
     """Load (downloading on first use) and verify an embedder. Raises ModelUnavailable."""
     from funes.inference.onnx_backend import OnnxEmbedder
@@ -117,6 +133,7 @@ class LazyEmbedder:
 
 
 __all__ = [
+    "available_locally",
     "LazyEmbedder",
     "BGE_SMALL",
     "EMBEDDERS",
