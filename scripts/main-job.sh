@@ -12,6 +12,7 @@ if [ "$found" -gt 0 ]; then
 else
   echo "== no agent sessions on this machine: indexing the samples in fixtures/" >&2
   export FUNES_HOME="${FUNES_HOME:-$PWD/.funes-demo}"
+  demo=1
   mkdir -p "$FUNES_HOME"
   "$FUNES" index fixtures --yes
   # Hermes keeps its sessions in SQLite; the sample is SQL text, built into a state.db here.
@@ -21,3 +22,10 @@ else
 fi
 echo "== funes recall \"$QUERY\"" >&2
 "$FUNES" recall "$QUERY" -k 3
+if [ -n "${demo:-}" ]; then
+  # The demo memory is not the default one: say how to reach it, or a copied `→ get` line
+  # answers "no memory yet".
+  echo "== the memory above is in $FUNES_HOME; to run a → get line (or any funes command) on it:" >&2
+  echo "   export FUNES_HOME=$FUNES_HOME FUNES_EMBEDDER=${FUNES_EMBEDDER:-} FUNES_RERANKER=${FUNES_RERANKER:-}" >&2
+  echo "   $FUNES get <session_id> <turn_uuid>" >&2
+fi

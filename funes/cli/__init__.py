@@ -89,7 +89,9 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(130)
     except click.ClickException as exc:
         exc.show()
-        sys.exit(exc.exit_code)
+        # A usage error is exit 1 like any other error: AGENTS.md keeps 2 for a push the
+        # secrets gate refused (click's own convention would be 2 for both).
+        sys.exit(1 if isinstance(exc, click.UsageError) else exc.exit_code)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:

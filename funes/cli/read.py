@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 from dataclasses import replace
 
@@ -101,6 +102,8 @@ def recall(
         neighbors=neighbors,
         rerank=not no_rerank,
     )
+    if math.isnan(half_life):  # FloatRange lets NaN through; it would make every score NaN
+        raise click.BadParameter("must be a number of days, not nan", param_hint="'--half-life'")
     request = RecallRequest(" ".join(query), params, block_type, harness)
     console = err_console()
     with console.status("recalling…", spinner="dots") if console.is_terminal else _Null():

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 from funes.chunks import Chunk
 from funes.errors import IncompatibleStore, StoreError
 from funes.store import queries, redaction
-from funes.store.db import Connection, connect, versions
+from funes.store.db import Connection, connect, open_hint, versions
 from funes.store.lock import writer_lock
 from funes.store.queries import NO_FILTERS, Filters, fts_query
 from funes.store.redaction import BlockRows
@@ -110,12 +110,7 @@ def _reads(method: Callable[Concatenate[Store, P], R]) -> Callable[Concatenate[S
         try:
             return method(self, *args, **kwargs)
         except self._conn.module.Error as exc:
-            damaged = "malformed" in str(exc) or "not a database" in str(exc)
-            hint = (
-                f"the file is damaged: move {self.path} away and run `funes index --yes` to rebuild"
-                if damaged
-                else "retry in a moment"
-            )
+            hint = open_hint(exc, self.path)
             raise StoreError(f"cannot read memory {self.path}: {exc}", hint=hint) from exc
 
     functools.update_wrapper(wrapper, method)
@@ -168,8 +163,7 @@ class Store:
             raise
         except Exception as exc:  # the binding's DatabaseError family
             raise StoreError(
-                f"cannot open memory {path}: {exc}",
-                hint="if the file is damaged, move it away and run `funes index --yes` to rebuild",
+                f"cannot open memory {path}: {exc}", hint=open_hint(exc, path)
             ) from exc
         lock = lock_path if lock_path is not None else path.with_suffix(".lock")
         return cls(path, conn, lock_path=lock, has_schema=version > 0)

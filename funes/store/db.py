@@ -8,6 +8,7 @@ memory still opens, lexical-only (`Connection.vectors` is False) and the caller 
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,9 +70,7 @@ def connect(path: Path | str, *, readonly: bool = False) -> Connection:
     sqlite = sqlite_module()
     target = str(path)
     if readonly and target != ":memory:":
-        # as_uri() percent-encodes the path, so `?`, `#` or spaces in it cannot alter the URI.
-        uri = Path(target).resolve().as_uri() + "?mode=ro"
-        raw = sqlite.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
+        raw = _connect_readonly(sqlite, Path(target))
     else:
         if target != ":memory:":
             create_private(Path(target))
@@ -86,6 +85,45 @@ def connect(path: Path | str, *, readonly: bool = False) -> Connection:
             _private_sidecars(Path(target))
     vectors, error = _load_vec(raw)
     return Connection(raw, vectors, error, sqlite)
+
+
+def readonly_uri(path: Path) -> str:
+    """The `file:` URI that opens `path` read-only, `&immutable=1` added when it must be.
+
+    A WAL database is read through its `-shm` index, which a read-only opener still has to
+    create when it is missing; in a directory it cannot write (a read-only mount, another
+    user's memory) that fails with SQLITE_CANTOPEN. With no `-wal` file beside the database
+    every committed page is in the main file, so reading it as immutable sees exactly what
+    a writer would. as_uri() percent-encodes the path, so `?`, `#` or spaces in it cannot
+    alter the URI.
+    """
+    uri = path.resolve().as_uri() + "?mode=ro"
+    if not os.access(path.parent, os.W_OK) and not Path(f"{path}-wal").exists():
+        uri += "&immutable=1"
+    return uri
+
+
+def _connect_readonly(sqlite: ModuleType, path: Path) -> Any:
+    return sqlite.connect(
+        readonly_uri(path), uri=True, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False
+    )
+
+
+def open_hint(exc: BaseException, path: Path | None = None) -> str:
+    """What to do about a SQLite error on a memory, from its message.
+
+    A lock held past the busy timeout passes; a file or directory funes may not read (or
+    write, for a writer) is a permissions matter; anything else (`malformed`, `not a
+    database`, an unreadable page or vector blob) is a damaged file.
+    """
+    text = str(exc).lower()
+    where = f"{path} and its directory" if path is not None else "the memory and its directory"
+    if "locked" in text or "busy" in text:
+        return "retry in a moment"
+    if "unable to open" in text or "readonly" in text or "permission" in text:
+        return f"check that this user may read (and, to index, write) {where}"
+    target = f"move {path} away" if path is not None else "move the file away"
+    return f"the file is damaged: {target} and run `funes index --yes` to rebuild"
 
 
 def _switch_to_wal(raw: Any, sqlite: ModuleType) -> None:

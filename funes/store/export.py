@@ -18,7 +18,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from funes.store.db import _load_vec, connect, create_private, sqlite_module
+from funes.errors import StoreError
+from funes.store.db import (
+    _load_vec,
+    connect,
+    create_private,
+    open_hint,
+    readonly_uri,
+    sqlite_module,
+)
 from funes.store.queries import CHUNK_COLUMNS
 
 if TYPE_CHECKING:
@@ -77,7 +85,12 @@ class Outbox:
         self._raw: Any = sqlite.connect(str(scratch), uri=True, check_same_thread=False)
         self._raw.execute("pragma busy_timeout = 5000")
         self.vectors, _ = _load_vec(self._raw)
-        self._raw.execute("attach database ? as mem", (_uri(memory, "ro"),))
+        try:
+            self._raw.execute("attach database ? as mem", (readonly_uri(memory),))
+            self._raw.execute("select count(*) from mem.sqlite_master").fetchone()
+        except sqlite.Error as exc:
+            self._raw.close()
+            raise StoreError(f"cannot open memory {memory}: {exc}", hint=open_hint(exc)) from exc
         self._raw.executescript(
             """create table if not exists remote_ids (id text primary key) without rowid;
                create table if not exists cleared (id text primary key) without rowid;"""

@@ -11,6 +11,15 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+# SQLite binds integers as signed 64-bit; a LIMIT past this is "no limit" anyway.
+_MAX_LIMIT = (1 << 63) - 1
+
+
+def _limit(n: int) -> int:
+    """`n` as a LIMIT SQLite can bind (a huge --window or --neighbors means all of them)."""
+    return min(n, _MAX_LIMIT)
+
+
 _WORD = re.compile(r"[^\W_]+(?:[_.\-/:][^\W_]+)*", re.UNICODE)
 
 # Very common English words: they match nearly every chunk, add nothing to BM25 and slow it.
@@ -130,13 +139,13 @@ def adjacent(
         f"""select {CHUNK_COLUMNS} from chunks where session_id = ? and
             (seq, block_idx, split_idx) < (?, ?, ?)
             order by seq desc, block_idx desc, split_idx desc limit ?""",
-        (session_id, seq, block_idx, split_idx, n),
+        (session_id, seq, block_idx, split_idx, _limit(n)),
     ).fetchall()
     after = raw.execute(
         f"""select {CHUNK_COLUMNS} from chunks where session_id = ? and
             (seq, block_idx, split_idx) > (?, ?, ?)
             order by seq, block_idx, split_idx limit ?""",
-        (session_id, seq, block_idx, split_idx, n),
+        (session_id, seq, block_idx, split_idx, _limit(n)),
     ).fetchall()
     return [tuple(r) for r in reversed(before)] + [tuple(r) for r in after]
 
@@ -152,11 +161,11 @@ def turns_window(raw: Any, *, session_id: str, seq: int, window: int) -> list[tu
     """Chunks of the turns within `window` turn positions of `seq`, in order."""
     before = raw.execute(
         "select distinct seq from chunks where session_id = ? and seq < ? order by seq desc limit ?",
-        (session_id, seq, window),
+        (session_id, seq, _limit(window)),
     ).fetchall()
     after = raw.execute(
         "select distinct seq from chunks where session_id = ? and seq > ? order by seq limit ?",
-        (session_id, seq, window),
+        (session_id, seq, _limit(window)),
     ).fetchall()
     low = min([int(r[0]) for r in before] + [seq])
     high = max([int(r[0]) for r in after] + [seq])

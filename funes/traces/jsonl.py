@@ -4,7 +4,8 @@ Agents append to their transcripts while we read them, crash mid-line, and write
 multi-megabyte lines. This reader never raises on content: a corrupt line is skipped and
 counted, an incomplete last line is noted (`truncated_tail`) and left for the next read, a
 line over `max_line_bytes` is skipped without ever being held in memory, and invalid UTF-8
-is decoded with replacement characters.
+is decoded with replacement characters. A UTF-8 byte-order mark before the first line is
+dropped.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from funes.traces.source import ReadStats, open_regular
 
 MAX_LINE_BYTES = 16 * 1024 * 1024
 _CHUNK = 1024 * 1024
+_BOM = b"\xef\xbb\xbf"
 
 
 def read_records(
@@ -36,6 +38,8 @@ def read_records(
             if raw is None:
                 return
             line_no += 1
+            if line_no == 1 and raw.startswith(_BOM):
+                raw = raw[len(_BOM) :]  # a UTF-8 byte-order mark (Windows editors, PowerShell)
             if oversized:
                 stats.oversized_records += 1
                 continue

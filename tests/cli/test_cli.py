@@ -150,3 +150,25 @@ def test_index_summaries_are_not_hard_wrapped_when_stderr_is_a_pipe(isolated_env
     out = funes("index")
     line = next(x for x in out.stderr.splitlines() if x.startswith("indexed "))
     assert line.rstrip().endswith("s"), line  # "… in 0.4s" on the same line, not wrapped at 80
+
+
+def test_a_usage_error_exits_1_not_2_which_is_kept_for_a_refused_push(
+    isolated_env: Path,
+) -> None:
+    out = funes("recall", "anything", "--no-such-flag", check=False)
+    assert out.returncode == 1
+    assert "No such option" in out.stderr and out.stdout == ""
+
+
+def test_a_huge_window_and_a_nan_half_life_are_answered_not_tracebacks(
+    isolated_env: Path,
+) -> None:
+    write_session(isolated_env, conversation(PAIRS))
+    funes("index")
+    rec = funes("recall", "export", "-k", "1", "--neighbors", str(10**20))
+    session, turn = rec.stdout.splitlines()[1].split()[2:4]
+    got = funes("get", session, turn, "--window", str(10**20), "--format", "agent")
+    assert got.stdout.count("---\n") == 4  # the whole 4-turn session
+    nan = funes("recall", "export", "--half-life", "nan", check=False)
+    assert nan.returncode == 1 and "score=nan" not in nan.stdout
+    assert "--half-life" in nan.stderr and "Traceback" not in nan.stderr

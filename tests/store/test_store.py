@@ -1,7 +1,12 @@
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import stat
+import subprocess
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -9,8 +14,11 @@ import pytest
 from fakes import BagOfWordsEmbedder
 
 from funes.chunks import chunk_turn
-from funes.errors import IncompatibleStore, StoreLocked
+from funes.errors import IncompatibleStore, StoreError, StoreLocked
 from funes.store import Filters, Store, StoreState, fts_query
+from funes.store.db import open_hint
+from funes.store.export import Outbox
+from funes.store.queries import adjacent, turns_window
 from funes.store.schema import SCHEMA_VERSION
 from funes.traces import Block, BlockType, Harness, Role, Turn
 
@@ -188,3 +196,69 @@ def test_a_memory_under_a_path_with_uri_characters_opens_read_only(tmp_path: Pat
         _fill(store, ["hello there"])
     with Store.open(odd / "m.db", readonly=True) as ro:
         assert ro.stats().chunks == 1
+
+
+@contextlib.contextmanager
+def _read_only_directory(path: Path) -> Iterator[None]:
+    """Make `path` unwritable for this process: chmod for a normal user; for root (whom
+    permissions do not stop) a read-only bind mount over it. Skips where neither works."""
+    if os.geteuid() != 0:
+        path.chmod(0o555)
+        try:
+            yield
+        finally:
+            path.chmod(0o755)
+        return
+    mount = shutil.which("mount")
+    umount = shutil.which("umount")
+    bind = [mount, "--bind", str(path), str(path)] if mount else None
+    if bind is None or umount is None or subprocess.run(bind, capture_output=True).returncode:
+        pytest.skip("running as root without mount: cannot make a directory read-only")
+    try:
+        ro = [mount, "-o", "remount,bind,ro", str(path)]
+        if subprocess.run(ro, capture_output=True).returncode:
+            pytest.skip("running as root, and a read-only remount is not allowed here")
+        yield
+    finally:
+        subprocess.run([umount, "-l", str(path)], capture_output=True)  # lazy: even if busy
+
+
+def test_a_memory_in_a_directory_this_user_cannot_write_is_still_readable(
+    tmp_path: Path,
+) -> None:
+    # A WAL memory read from a read-only mount or another user's directory: SQLite cannot
+    # create the -shm index there, and used to answer "unable to open database file".
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    with Store.open(shared / "memory.db") as store:
+        _fill(store, ["the retry budget is three attempts"])
+    assert not (shared / "memory.db-wal").exists()  # closed cleanly: all in the main file
+    with _read_only_directory(shared):
+        with Store.open(shared / "memory.db", readonly=True) as ro:
+            assert ro.stats().chunks == 1
+        with (
+            tempfile.TemporaryDirectory() as scratch,
+            Outbox(shared / "memory.db", Path(scratch) / "outbox.db") as box,
+        ):
+            assert box.model_id == BagOfWordsEmbedder().model_id
+
+
+def test_a_memory_that_cannot_be_opened_names_the_cause_in_its_hint(tmp_path: Path) -> None:
+    assert open_hint(Exception("database is locked"), tmp_path) == "retry in a moment"
+    permissions = open_hint(Exception("unable to open database file"), tmp_path / "m.db")
+    assert "may read" in permissions and "damaged" not in permissions
+    # sqlite-vec's message for an unreadable vector page is damage, not a passing lock
+    for damage in ("vectors blob read error for 1", "database disk image is malformed"):
+        assert "damaged" in open_hint(Exception(damage), tmp_path / "m.db")
+    (tmp_path / "m.db").write_bytes(b"this is not a database, just text" * 200)
+    with pytest.raises(StoreError) as err:
+        Store.open(tmp_path / "m.db", readonly=True)
+    assert err.value.hint is not None and "damaged" in err.value.hint
+
+
+def test_a_huge_window_or_neighbour_count_means_all_of_them(tmp_path: Path) -> None:
+    with Store.open(tmp_path / "m.db") as store:
+        _fill(store, ["one", "two", "three"])
+        rows = turns_window(store.raw, session_id="sess-1", seq=1, window=10**20)
+        assert sorted({r[6] for r in rows}) == [0, 1, 2]  # seq column
+        assert len(adjacent(store.raw, session_id="sess-1", position=(1, 0, 0), n=10**20)) == 2

@@ -76,3 +76,18 @@ def test_a_stop_payload_names_the_transcript_and_a_subagent_stop_its_agent_file(
     )
     assert sub is not None and sub.path == SUBAGENT and sub.secondary
     assert source.unit_for_hook({"transcript_path": str(Path("/elsewhere/x.jsonl"))}) is None
+
+
+def test_a_byte_order_mark_before_the_first_record_does_not_lose_it(tmp_path: Path) -> None:
+    lines = (CLAUDE_PROJECT / "a45e9651-f47f-59d5-bfa2-5b9d95d22ceb.jsonl").read_bytes()
+    lines_list = lines.splitlines(keepends=True)
+    first_turn = next(i for i, x in enumerate(lines_list) if b'"type":"user"' in x)
+    source = b"".join(lines_list[first_turn:])  # the mark sits right before a real turn
+    plain, marked = tmp_path / "plain.jsonl", tmp_path / "marked.jsonl"
+    plain.write_bytes(source)
+    marked.write_bytes(b"\xef\xbb\xbf" + source)  # as Windows editors and PowerShell write it
+    plain_stats, marked_stats = ReadStats(), ReadStats()
+    expected = [(t.turn_id, t.blocks) for t in read_claude_file(plain, plain_stats)]
+    got = [(t.turn_id, t.blocks) for t in read_claude_file(marked, marked_stats)]
+    assert got == expected and expected
+    assert marked_stats.corrupt_records == plain_stats.corrupt_records
