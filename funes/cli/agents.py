@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from funes.cli.common import pass_runtime
+from funes.cli.common import err_console, pass_runtime
 from funes.commands.agents import AgentChanges, agent_harness, run_add, run_remove
 from funes.commands.index import IndexRequest, run_index
 from funes.commands.memory import MemoryKind, parse_memory
@@ -33,7 +33,7 @@ def add(rt: Runtime, agent: str, memory: str | None, yes: bool, no_index: bool) 
     agent's past sessions. MEMORY binds the MCP server (and, for a local path, the hooks) to it.
     """
     harness = agent_harness(agent)
-    console = Console(stderr=True)
+    console = err_console()
     changes = run_add(rt, harness, memory)
     _report(console, changes, verb="added to")
     if no_index:
@@ -65,7 +65,7 @@ def add(rt: Runtime, agent: str, memory: str | None, yes: bool, no_index: bool) 
 def remove(rt: Runtime, agent: str) -> None:
     """Take funes out of AGENT's configuration (the memory and transcripts stay)."""
     changes = run_remove(rt, agent_harness(agent))
-    _report(Console(stderr=True), changes, verb="removed from")
+    _report(err_console(), changes, verb="removed from")
 
 
 def _report(console: Console, changes: AgentChanges, *, verb: str) -> None:

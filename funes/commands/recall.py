@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from funes.commands.memory import MemoryRef, open_memory
 from funes.commands.runtime import Runtime
+from funes.errors import UsageError
 from funes.retrieval import RecallResult, TurnView, get_turns, recall
 from funes.settings import RECALL, RecallParams
 from funes.store import Filters
@@ -36,9 +37,12 @@ def run_recall(
 ) -> RecallOutcome:
     """Recall passages for the request from `memory`.
 
-    Raises NoIndex / StoreError / IncompatibleStore / RemoteError from opening the memory,
-    and ModelUnavailable when the memory's embedding model cannot be loaded.
+    Raises UsageError for a query with no text (before anything is opened), NoIndex /
+    StoreError / IncompatibleStore / RemoteError from opening the memory, and
+    ModelUnavailable when the memory's embedding model cannot be loaded.
     """
+    if not request.query.strip():
+        raise UsageError("a recall query is required", hint='funes recall "what you want to find"')
     opened = open_memory(rt, memory)
     store = opened.store
     try:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from funes.commands.memory import MemoryRef, open_for_write
 from funes.commands.runtime import Runtime
+from funes.errors import NoIndex
 from funes.ingest.scrub import ScrubReport, scrub
 from funes.redact import Scanner, default_scanner
 from funes.redact.gate import GateResult, GateRow, gate
@@ -33,9 +34,14 @@ class ScrubOutcome:
 def run_scrub(rt: Runtime, memory: MemoryRef, *, outdated_only: bool = False) -> ScrubOutcome:
     """Scrub `memory` in place under its writer lock.
 
-    Raises StoreLocked when another writer holds the memory, IncompatibleStore when its
-    embedding model cannot be matched, UsageError for a remote memory.
+    Raises NoIndex when the memory does not exist (scrub never creates one), StoreLocked when
+    another writer holds the memory, IncompatibleStore when its embedding model cannot be
+    matched, UsageError for a remote memory.
     """
+    if memory.path is not None and not memory.path.exists():
+        raise NoIndex(
+            f"no memory at {memory.path}: nothing to scrub", hint="run `funes index` first"
+        )
     store = open_for_write(rt, memory)
     try:
         with store.writing():

@@ -172,3 +172,29 @@ def test_a_huge_window_and_a_nan_half_life_are_answered_not_tracebacks(
     nan = funes("recall", "export", "--half-life", "nan", check=False)
     assert nan.returncode == 1 and "score=nan" not in nan.stdout
     assert "--half-life" in nan.stderr and "Traceback" not in nan.stderr
+
+
+def test_an_empty_recall_query_is_a_usage_error_not_arbitrary_hits(isolated_env: Path) -> None:
+    write_session(isolated_env, conversation(PAIRS))
+    funes("index")
+    for query in ("", "   "):
+        out = funes("recall", query, check=False)
+        assert out.returncode == 1 and out.stdout == ""
+        assert "a recall query is required" in out.stderr
+
+
+def test_scrub_without_a_memory_says_so_and_creates_none(isolated_env: Path) -> None:
+    out = funes("scrub", check=False)
+    assert out.returncode == 1 and out.stdout == ""
+    assert "nothing to scrub" in out.stderr
+    assert not Paths.resolve().memory_db.exists()
+
+
+def test_add_and_remove_notes_are_not_hard_wrapped_when_stderr_is_a_pipe(
+    isolated_env: Path,
+) -> None:
+    added = funes("add", "claude", "--no-index")
+    note = next(x for x in added.stderr.splitlines() if "note:" in x)
+    assert note.rstrip().endswith("without them"), note  # one line, not wrapped at 80
+    removed = funes("remove", "claude")
+    assert all(len(x) < 200 for x in removed.stderr.splitlines())
