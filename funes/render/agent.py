@@ -8,6 +8,8 @@ Byte-stable and golden-tested. Per recall hit:
       ~ [<role> <block_type> seq<N>] <neighbor text, first 160 characters, on one line>
     ---
 
+The `→ get` arguments are shell-quoted (`shlex.quote`): ordinary ids and labels print as they
+are, and an id holding spaces, quotes or `$(…)` pastes into a shell as one inert argument.
 `no results` when nothing matched. Per `get` turn:
 
     [<ts>] <role> seq<N> turn=<turn_id>
@@ -16,6 +18,8 @@ Byte-stable and golden-tested. Per recall hit:
 """
 
 from __future__ import annotations
+
+import shlex
 
 from funes.commands.recall import GetOutcome, RecallOutcome
 from funes.commands.status import StatusReport
@@ -38,7 +42,8 @@ def recall(outcome: RecallOutcome) -> str:
         lines.append(
             f"[{c.ts}] {c.harness} {c.workdir}/{c.session_id[:8]} {c.block_type}  score={hit.score:.3f}"
         )
-        lines.append(f"  → get {c.session_id} {c.turn_id} --memory {outcome.memory}")
+        args = " ".join(map(shlex.quote, (c.session_id, c.turn_id, "--memory", outcome.memory)))
+        lines.append(f"  → get {args}")
         lines.append(strip_terminal_controls(c.text))
         for n in hit.neighbors:
             preview = _one_line(strip_terminal_controls(n.text))[:NEIGHBOR_CHARS]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -108,14 +109,23 @@ def files_under(root: Path) -> set[Path]:
     return {p for p in root.rglob("*") if not p.is_dir()}
 
 
+GET_PREFIX = "  → get "
+
+
 def get_lines(recall_out: str) -> list[list[str]]:
-    """[session id, turn id] of every `→ get` line `recall` printed (ids without spaces)."""
-    prefix = "  → get "
+    """[session id, turn id] of every `→ get` line `recall` printed (shell-quoted arguments)."""
     return [
-        line[len(prefix) :].rsplit(" --memory ", 1)[0].split(" ", 1)
+        shlex.split(line[len(GET_PREFIX) :])[:2]
         for line in recall_out.splitlines()
-        if line.startswith(prefix)
+        if line.startswith(GET_PREFIX)
     ]
+
+
+def shell_words(args: str) -> list[str]:
+    """The words a POSIX shell makes of `args` (what pasting a `→ get` line would pass)."""
+    script = f"for a in {args}; do printf '%s\\0' \"$a\"; done"
+    out = subprocess.run(["sh", "-c", script], capture_output=True, check=True, timeout=30)
+    return out.stdout.decode("utf-8", "surrogateescape").split("\0")[:-1]
 
 
 def test_hostile_ids_paths_and_tool_names_run_nothing_escape_nothing_and_break_no_command(
@@ -142,6 +152,11 @@ def test_hostile_ids_paths_and_tool_names_run_nothing_escape_nothing_and_break_n
         assert r["rc"] == 0 and "Traceback" not in out, (r["argv"], out)
         if r["argv"][0] == "recall":
             assert "→ get" in r["stdout"] or r["stdout"] == "no results\n"
+            for line in r["stdout"].splitlines():
+                if line.startswith(GET_PREFIX):  # pasted into a shell: the ids, inert
+                    words = shell_words(line[len(GET_PREFIX) :])
+                    assert words[2:] == ["--memory", "local"], line
+                    assert tuple(words[:2]) in set(map(tuple, stored)), line
         else:
             assert f"turn={r['argv'][2]}" in r["stdout"]
     status = run_fake_funes(["status"], funes_env)
