@@ -13,7 +13,7 @@ from funes.store import Store
 @dataclass(frozen=True, slots=True)
 class Footprint:
     chunks: int
-    data: int  # the chunks table and its indexes
+    data: int  # the chunks table, its indexes and its provenance tables (sessions, origins)
     fts: int  # chunks_fts shadow tables
     vectors: int  # chunks_vec shadow tables (sqlite-vec)
     other: int  # schema, meta, units
@@ -39,7 +39,9 @@ def _bucket(name: str) -> str:
         return "fts"
     if name.startswith("chunks_vec"):
         return "vectors"
-    if name == "chunks" or name.startswith(("chunks_by_", "sqlite_autoindex_chunks")):
+    if name in ("chunks", "sessions", "origins") or name.startswith(
+        ("chunks_by_", "origins_by_", "sqlite_autoindex_chunks", "sqlite_autoindex_sessions")
+    ):
         return "data"
     return "other"
 

@@ -22,9 +22,10 @@ from funes.errors import IncompatibleStore, StoreError
 from funes.store import queries, redaction
 from funes.store.db import Connection, connect, open_hint, versions
 from funes.store.lock import writer_lock
+from funes.store.provenance import Keys
 from funes.store.queries import NO_FILTERS, Filters, fts_query
 from funes.store.redaction import BlockRows
-from funes.store.schema import SCHEMA_VERSION, create_vector_table, migrate
+from funes.store.schema import SCHEMA_VERSION, create_vector_table, migrate, upgrade
 from funes.traces import printable
 
 if TYPE_CHECKING:
@@ -157,6 +158,12 @@ class Store:
                         f"{path} has schema version {version}; this funes knows {SCHEMA_VERSION}",
                         hint="upgrade funes",
                     )
+                if 0 < version < SCHEMA_VERSION:
+                    # Written by an older funes: upgrade it in place once, then read.
+                    conn.close()
+                    upgrade(path)
+                    conn = connect(path, readonly=True)
+                    version = SCHEMA_VERSION
             else:
                 version = migrate(conn.raw)
         except (IncompatibleStore, StoreError):
@@ -306,7 +313,6 @@ class Store:
             if vectors is not None and self._conn.vectors and self.model_id
             else None
         )
-        now = _now()
         written = 0
         floor = (
             redaction.floor(self._raw) if self.state() is StoreState.READY else redaction_version
@@ -315,17 +321,21 @@ class Store:
         with self._tx():
             if self.state() is StoreState.EMPTY:
                 redaction.set_floor(self._raw, redaction_version)
+            keys = Keys(self._raw)
             for i, c in enumerate(chunks):
+                origin = (
+                    c.harness.value, c.workdir, c.cwd, c.git_branch, c.host, c.source_path,
+                    c.parent_session_id,
+                )  # fmt: skip
                 cur = self._raw.execute(
-                    """insert or ignore into chunks (id, text, session_id, turn_id, parent_id, seq, ts,
-                       role, block_type, block_idx, split_idx, tool_name, harness, workdir, cwd,
-                       git_branch, host, source_path, parent_session_id, scaffold,
-                       redaction_version, indexed_at)
-                       values (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
+                    """insert or ignore into chunks (id, text, session, turn_id, parent_id, seq, ts,
+                       role, block_type, block_idx, split_idx, tool_name, origin, scaffold,
+                       redaction_version)
+                       values (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
                     (
                         c.id,
                         c.text,
-                        c.session_id,
+                        keys.session(c.session_id),
                         c.turn_id,
                         c.parent_id,
                         c.seq,
@@ -335,16 +345,9 @@ class Store:
                         c.block_idx,
                         c.split_idx,
                         c.tool_name,
-                        c.harness.value,
-                        c.workdir,
-                        c.cwd,
-                        c.git_branch,
-                        c.host,
-                        c.source_path,
-                        c.parent_session_id,
+                        keys.origin(origin),
                         int(c.scaffold),
                         redaction_version,
-                        now,
                     ),
                 )
                 if cur.rowcount != 1:
@@ -371,7 +374,7 @@ class Store:
         if not self._conn.vectors or self.model_id is None:
             return []
         rows = self._raw.execute(
-            """select c.rowid, c.text, c.harness, c.block_type from chunks c
+            """select c.rowid, c.text, c.harness, c.block_type from chunk_rows c
                where not exists (select 1 from chunks_vec v where v.rowid = c.rowid) limit ?""",
             (limit,),
         ).fetchall()
@@ -547,11 +550,12 @@ class Store:
             return StoreStats(0, 0, {}, None, None, self._conn.vectors, None, 0, size)
         per: dict[str, tuple[int, int]] = {}
         for harness, sessions, chunks in self._raw.execute(
-            "select harness, count(distinct session_id), count(*) from chunks group by harness"
+            """select o.harness, count(distinct c.session), count(*)
+               from chunks c join origins o on o.id = c.origin group by o.harness"""
         ):
             per[harness] = (int(sessions), int(chunks))
         total_chunks = sum(c for _, c in per.values())
-        sessions = self._raw.execute("select count(distinct session_id) from chunks").fetchone()[0]
+        sessions = self._raw.execute("select count(distinct session) from chunks").fetchone()[0]
         last = self._raw.execute("select max(indexed_at) from units").fetchone()[0]
         units = self._raw.execute("select count(*) from units").fetchone()[0]
         return StoreStats(

@@ -28,6 +28,7 @@ from funes.store.db import (
     sqlite_module,
 )
 from funes.store.queries import CHUNK_COLUMNS
+from funes.store.schema import upgrade
 
 if TYPE_CHECKING:
     import numpy as np
@@ -81,6 +82,7 @@ class Outbox:
 
     def __init__(self, memory: Path, scratch: Path) -> None:
         sqlite = sqlite_module()
+        upgrade(memory)
         create_private(scratch)
         self._raw: Any = sqlite.connect(str(scratch), uri=True, check_same_thread=False)
         self._raw.execute("pragma busy_timeout = 5000")
@@ -155,7 +157,7 @@ class Outbox:
         together, so the secrets gate judges blocks whole).
         """
         cur = self._raw.execute(
-            f"""select {_COLS} from mem.chunks c
+            f"""select {_COLS} from mem.chunk_rows c
                 where {self._has_vector()}
                   and not exists (select 1 from remote_ids r where r.id = c.id)
                 order by {_POSITION}"""
@@ -195,7 +197,7 @@ class Outbox:
 
         cur = self._raw.execute(
             f"""select {_COLS}, v.embedding from cleared k
-                join mem.chunks c on c.id = k.id
+                join mem.chunk_rows c on c.id = k.id
                 join mem.chunks_vec v on v.rowid = c.rowid
                 where not exists (select 1 from remote_ids r where r.id = k.id)
                 order by c.rowid"""
@@ -250,6 +252,7 @@ class ReceiptStatus:
 
 def receipt_status(memory: Path, receipt: Path) -> ReceiptStatus:
     """Compare the memory with a receipt (two anti-joins; nothing is loaded into RAM)."""
+    upgrade(memory)
     conn = connect(memory, readonly=True)
     try:
         raw = conn.raw
@@ -259,7 +262,7 @@ def receipt_status(memory: Path, receipt: Path) -> ReceiptStatus:
             "select count(*) from chunks c join rcpt.ids r on r.id = c.id"
         ).fetchone()[0]
         chunks, sessions = raw.execute(
-            """select count(*), count(distinct session_id) from chunks c
+            """select count(*), count(distinct session) from chunks c
                where not exists (select 1 from rcpt.ids r where r.id = c.id)"""
         ).fetchone()
     finally:

@@ -64,7 +64,7 @@ class Filters:
     def sql(self, alias: str = "c") -> tuple[str, dict[str, Any]]:
         clauses, params = [], {}
         if self.harness is not None:
-            clauses.append(f"{alias}.harness = :harness")
+            clauses.append(f"{alias}.origin in (select id from origins where harness = :harness)")
             params["harness"] = self.harness
         if self.block_type is not None:
             clauses.append(f"{alias}.block_type = :block_type")
@@ -118,62 +118,78 @@ CHUNK_COLUMNS = (
 
 
 def by_rowids(raw: Any, rowids: list[int]) -> dict[int, tuple[Any, ...]]:
-    """Chunk rows keyed by rowid (missing rowids are absent)."""
+    """Chunk rows (`CHUNK_COLUMNS`, from the `chunk_rows` view) keyed by rowid (missing rowids
+    are absent)."""
     out: dict[int, tuple[Any, ...]] = {}
     for start in range(0, len(rowids), 500):
         part = rowids[start : start + 500]
         marks = ",".join("?" * len(part))
         for row in raw.execute(
-            f"select {CHUNK_COLUMNS} from chunks where rowid in ({marks})", part
+            f"select {CHUNK_COLUMNS} from chunk_rows where rowid in ({marks})", part
         ):
             out[int(row[0])] = tuple(row)
     return out
+
+
+def session_key(raw: Any, session_id: str) -> int | None:
+    """The integer key of `session_id` in `sessions` (None when no chunk has it)."""
+    row = raw.execute("select id from sessions where session_id = ?", (session_id,)).fetchone()
+    return None if row is None else int(row[0])
 
 
 def adjacent(
     raw: Any, *, session_id: str, position: tuple[int, int, int], n: int
 ) -> list[tuple[Any, ...]]:
     """Up to `n` chunks before and `n` after `position` (seq, block_idx, split_idx) in a session."""
+    session = session_key(raw, session_id)
+    if session is None:
+        return []
     seq, block_idx, split_idx = position
     before = raw.execute(
-        f"""select {CHUNK_COLUMNS} from chunks where session_id = ? and
+        f"""select {CHUNK_COLUMNS} from chunk_rows where session = ? and
             (seq, block_idx, split_idx) < (?, ?, ?)
             order by seq desc, block_idx desc, split_idx desc limit ?""",
-        (session_id, seq, block_idx, split_idx, _limit(n)),
+        (session, seq, block_idx, split_idx, _limit(n)),
     ).fetchall()
     after = raw.execute(
-        f"""select {CHUNK_COLUMNS} from chunks where session_id = ? and
+        f"""select {CHUNK_COLUMNS} from chunk_rows where session = ? and
             (seq, block_idx, split_idx) > (?, ?, ?)
             order by seq, block_idx, split_idx limit ?""",
-        (session_id, seq, block_idx, split_idx, _limit(n)),
+        (session, seq, block_idx, split_idx, _limit(n)),
     ).fetchall()
     return [tuple(r) for r in reversed(before)] + [tuple(r) for r in after]
 
 
 def turn_seq(raw: Any, *, session_id: str, turn_id: str) -> int | None:
+    session = session_key(raw, session_id)
+    if session is None:
+        return None
     row = raw.execute(
-        "select seq from chunks where session_id = ? and turn_id = ? limit 1", (session_id, turn_id)
+        "select seq from chunks where session = ? and turn_id = ? limit 1", (session, turn_id)
     ).fetchone()
     return None if row is None else int(row[0])
 
 
 def turns_window(raw: Any, *, session_id: str, seq: int, window: int) -> list[tuple[Any, ...]]:
     """Chunks of the turns within `window` turn positions of `seq`, in order."""
+    session = session_key(raw, session_id)
+    if session is None:
+        return []
     before = raw.execute(
-        "select distinct seq from chunks where session_id = ? and seq < ? order by seq desc limit ?",
-        (session_id, seq, _limit(window)),
+        "select distinct seq from chunks where session = ? and seq < ? order by seq desc limit ?",
+        (session, seq, _limit(window)),
     ).fetchall()
     after = raw.execute(
-        "select distinct seq from chunks where session_id = ? and seq > ? order by seq limit ?",
-        (session_id, seq, _limit(window)),
+        "select distinct seq from chunks where session = ? and seq > ? order by seq limit ?",
+        (session, seq, _limit(window)),
     ).fetchall()
     low = min([int(r[0]) for r in before] + [seq])
     high = max([int(r[0]) for r in after] + [seq])
     return [
         tuple(r)
         for r in raw.execute(
-            f"""select {CHUNK_COLUMNS} from chunks where session_id = ? and seq between ? and ?
+            f"""select {CHUNK_COLUMNS} from chunk_rows where session = ? and seq between ? and ?
                 order by seq, block_idx, split_idx""",
-            (session_id, low, high),
+            (session, low, high),
         )
     ]

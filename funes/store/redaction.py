@@ -33,7 +33,7 @@ def blocks(raw: Any, *, below_version: int | None) -> list[BlockRows]:
     """Every block (or only those with a chunk below `below_version`), in session order."""
     rows = raw.execute(
         """select rowid, id, session_id, turn_id, block_idx, split_idx, redaction_version
-           from chunks order by session_id, turn_id, block_idx, split_idx"""
+           from chunk_rows order by session_id, turn_id, block_idx, split_idx"""
     ).fetchall()
     out: list[BlockRows] = []
     current: list[tuple[Any, ...]] = []
@@ -79,7 +79,7 @@ def vector_meta(raw: Any, rowids: list[int]) -> dict[int, tuple[str, str]]:
         part = rowids[start : start + 500]
         marks = ",".join("?" * len(part))
         for rowid, harness, block_type in raw.execute(
-            f"select rowid, harness, block_type from chunks where rowid in ({marks})", part
+            f"select rowid, harness, block_type from chunk_rows where rowid in ({marks})", part
         ):
             out[int(rowid)] = (harness, block_type)
     return out
@@ -90,14 +90,15 @@ def gate_rows(raw: Any, *, after_rowid: int = 0) -> Iterator[tuple[str, str, str
     block that has at least one chunk with rowid > `after_rowid` (0: every chunk)."""
     if after_rowid <= 0:
         yield from raw.execute(
-            """select id, session_id, turn_id, block_idx, split_idx, text from chunks
+            """select id, session_id, turn_id, block_idx, split_idx, text from chunk_rows
                order by session_id, turn_id, block_idx, split_idx"""
         )
         return
     yield from raw.execute(
-        """select c.id, c.session_id, c.turn_id, c.block_idx, c.split_idx, c.text from chunks c
-           join (select distinct session_id, turn_id, block_idx from chunks where rowid > ?) b
-             on b.session_id = c.session_id and b.turn_id = c.turn_id and b.block_idx = c.block_idx
+        """select c.id, c.session_id, c.turn_id, c.block_idx, c.split_idx, c.text from chunk_rows c
+           join (select distinct session, seq, turn_id, block_idx from chunks where rowid > ?) b
+             on b.session = c.session and b.seq = c.seq and b.block_idx = c.block_idx
+             and b.turn_id = c.turn_id
            order by c.session_id, c.turn_id, c.block_idx, c.split_idx""",
         (after_rowid,),
     )

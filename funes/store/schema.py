@@ -68,6 +68,87 @@ MIGRATIONS: tuple[str, ...] = (
         chunks integer not null default 0
     );
     """,
+    # 2: provenance normalised (issue 7: bytes per chunk). A chunk keeps an integer `session`
+    # (sessions: one row per session id) and `origin` (origins: one row per distinct harness,
+    # workdir, cwd, git_branch, host, source_path, parent_session_id) instead of repeating
+    # those strings; the unread `indexed_at` and the `chunks_by_turn` index go (turn lookups
+    # use the position index: seq is the turn's position). Rowids, ids and text are kept, so
+    # chunks_fts and chunks_vec stay valid. `chunk_rows` is the denormalised read view.
+    """
+    create table sessions (id integer primary key, session_id text not null unique);
+    create table origins (
+        id integer primary key,
+        harness text not null,
+        workdir text not null,
+        cwd text,
+        git_branch text,
+        host text,
+        source_path text not null,
+        parent_session_id text
+    );
+    create index origins_by_path on origins (source_path, workdir);
+    insert into sessions (session_id)
+        select session_id from chunks group by session_id order by min(rowid);
+    insert into origins (harness, workdir, cwd, git_branch, host, source_path, parent_session_id)
+        select harness, workdir, cwd, git_branch, host, source_path, parent_session_id
+        from chunks
+        group by harness, workdir, cwd, git_branch, host, source_path, parent_session_id
+        order by min(rowid);
+    create table chunks_v2 (
+        rowid integer primary key,
+        id text not null unique,
+        text text not null,
+        session integer not null references sessions (id),
+        turn_id text not null,
+        parent_id text,
+        seq integer not null,
+        ts text not null,
+        role text not null,
+        block_type text not null,
+        block_idx integer not null,
+        split_idx integer not null,
+        tool_name text,
+        origin integer not null references origins (id),
+        scaffold integer not null default 0,
+        redaction_version integer not null default 0
+    );
+    insert into chunks_v2 (rowid, id, text, session, turn_id, parent_id, seq, ts, role,
+        block_type, block_idx, split_idx, tool_name, origin, scaffold, redaction_version)
+        select c.rowid, c.id, c.text, s.id, c.turn_id, c.parent_id, c.seq, c.ts, c.role,
+            c.block_type, c.block_idx, c.split_idx, c.tool_name, o.id, c.scaffold,
+            c.redaction_version
+        from chunks c
+        join sessions s on s.session_id = c.session_id
+        join origins o on o.source_path = c.source_path and o.workdir = c.workdir
+            and o.harness = c.harness and o.cwd is c.cwd and o.git_branch is c.git_branch
+            and o.host is c.host and o.parent_session_id is c.parent_session_id
+        order by c.rowid;
+    drop table chunks;
+    alter table chunks_v2 rename to chunks;
+    create index chunks_by_position on chunks (session, seq, block_idx, split_idx);
+    create trigger chunks_ai after insert on chunks begin
+        insert into chunks_fts (rowid, text) values (new.rowid, new.text);
+    end;
+    create trigger chunks_ad after delete on chunks begin
+        insert into chunks_fts (chunks_fts, rowid, text) values ('delete', old.rowid, old.text);
+    end;
+    create trigger chunks_au after update of text on chunks begin
+        insert into chunks_fts (chunks_fts, rowid, text) values ('delete', old.rowid, old.text);
+        insert into chunks_fts (rowid, text) values (new.rowid, new.text);
+    end;
+    create view chunk_rows as
+        select c.rowid as rowid, c.id as id, c.text as text, s.session_id as session_id,
+            c.turn_id as turn_id, c.parent_id as parent_id, c.seq as seq, c.ts as ts,
+            c.role as role, c.block_type as block_type, c.block_idx as block_idx,
+            c.split_idx as split_idx, c.tool_name as tool_name, o.harness as harness,
+            o.workdir as workdir, o.cwd as cwd, o.git_branch as git_branch, o.host as host,
+            o.source_path as source_path, o.parent_session_id as parent_session_id,
+            c.scaffold as scaffold, c.redaction_version as redaction_version,
+            c.session as session, c.origin as origin
+        from chunks c
+        join sessions s on s.id = c.session
+        join origins o on o.id = c.origin;
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -102,6 +183,24 @@ def migrate(raw: Any) -> int:
             raw.execute("rollback")
             raise
     return SCHEMA_VERSION
+
+
+def upgrade(path: Any) -> None:
+    """Migrate the memory file at `path` to this code's schema when an older funes wrote it
+    (readers that attach it read-only call this first). A no-op when it is current or new."""
+    from funes.store.db import connect
+
+    reader = connect(path, readonly=True)
+    try:
+        version = int(reader.raw.execute("pragma user_version").fetchone()[0])
+    finally:
+        reader.close()
+    if 0 < version < SCHEMA_VERSION:
+        writer = connect(path)
+        try:
+            migrate(writer.raw)
+        finally:
+            writer.close()
 
 
 def _statements(script: str) -> list[str]:

@@ -111,7 +111,7 @@ def rows(db: Path) -> set[Row]:
     with Store.open(db, readonly=True) as store:
         return set(
             store.raw.execute(
-                "select id, text, session_id, turn_id, seq, block_idx, split_idx from chunks"
+                "select id, text, session_id, turn_id, seq, block_idx, split_idx from chunk_rows"
             )
         )
 

@@ -140,7 +140,7 @@ def test_hostile_ids_paths_and_tool_names_run_nothing_escape_nothing_and_break_n
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
     assert "failed" not in done.stderr, done.stderr  # every file indexed, the non-UTF-8 ones too
     with Store.open(Path(funes_env["FUNES_HOME"]) / "data" / "memory.db", readonly=True) as store:
-        stored = store.raw.execute("select distinct session_id, turn_id from chunks").fetchall()
+        stored = store.raw.execute("select distinct session_id, turn_id from chunk_rows").fetchall()
     assert len(stored) == 3 * len(sessions) + 1
     # every hostile name as a query, and every stored turn fetched by its ids exactly as stored
     commands = [["recall", name] for _, name in sessions]

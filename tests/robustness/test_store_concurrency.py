@@ -23,6 +23,7 @@ from funes.retrieval import recall
 from funes.store import Store
 from funes.store.db import connect, sqlite_module
 from funes.store.lock import writer_lock
+from funes.store.provenance import Keys
 from funes.traces import BlockType, Harness, Role
 
 EMB = BagOfWordsEmbedder()
@@ -119,14 +120,15 @@ def test_readers_do_not_wait_for_a_writer_holding_a_long_transaction(tmp_path: P
     writer = Store.open(path)
     writer.raw.execute("begin immediate")
     fresh = make_chunks("s-new", 50, word="uncommitted")
+    keys = Keys(writer.raw)
     for c in fresh:
         writer.raw.execute(
-            "insert into chunks (id, text, session_id, turn_id, seq, ts, role, block_type, block_idx, "
-            "split_idx, harness, workdir, source_path, indexed_at) values (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "insert into chunks (id, text, session, turn_id, seq, ts, role, block_type, block_idx, "
+            "split_idx, origin) values (?,?,?,?,?,?,?,?,?,?,?)",
             (
                 c.id,
                 c.text,
-                c.session_id,
+                keys.session(c.session_id),
                 c.turn_id,
                 c.seq,
                 c.ts,
@@ -134,10 +136,7 @@ def test_readers_do_not_wait_for_a_writer_holding_a_long_transaction(tmp_path: P
                 "text",
                 0,
                 0,
-                "claude_code",
-                "-",
-                "/x",
-                "now",
+                keys.origin(("claude_code", "-", None, None, None, "/x", None)),
             ),
         )
     latencies: list[float] = []

@@ -80,7 +80,7 @@ def _index(tmp_path: Path, scanner, embedder) -> tuple[Store, Path]:
 
 
 def _all_turn_ids(store: Store) -> list[tuple[str, str]]:
-    return list(store.raw.execute("select distinct session_id, turn_id from chunks"))
+    return list(store.raw.execute("select distinct session_id, turn_id from chunk_rows"))
 
 
 def _assert_nothing_surfaces(store: Store) -> None:

@@ -40,7 +40,7 @@ Row = tuple[str, str, str, str, int, int, int, str]
 
 def chunk_rows(store: Store) -> set[Row]:
     rows = store.raw.execute(
-        "select id, text, session_id, turn_id, seq, block_idx, split_idx, harness from chunks"
+        "select id, text, session_id, turn_id, seq, block_idx, split_idx, harness from chunk_rows"
     ).fetchall()
     return {tuple(r) for r in rows}
 

@@ -1,0 +1,158 @@
+"""A memory written by an older schema is upgraded in place: same rowids, ids, text and
+provenance; recall's read paths (lexical, semantic, fetch, neighbors, turns) keep working."""
+
+from __future__ import annotations
+
+from dataclasses import astuple
+from pathlib import Path
+
+from fakes import BagOfWordsEmbedder
+
+from funes.chunks import chunk_turn
+from funes.store import Filters, Store, StoredChunk
+from funes.store.db import connect
+from funes.store.schema import MIGRATIONS, SCHEMA_VERSION, _statements, create_vector_table
+from funes.traces import Block, BlockType, Harness, Role, Turn
+
+_V1_COLUMNS = (
+    "id, text, session_id, turn_id, parent_id, seq, ts, role, block_type, block_idx, split_idx, "
+    "tool_name, harness, workdir, cwd, git_branch, host, source_path, parent_session_id, "
+    "scaffold, redaction_version"
+)
+
+
+def _turns() -> list[Turn]:
+    """Two sessions; the first changes cwd and branch mid-way, the second is a pi subagent."""
+    out = []
+    for seq in range(6):
+        out.append(
+            Turn(
+                Harness.CLAUDE_CODE,
+                "sess-a",
+                f"turn-{seq}",
+                seq,
+                f"2026-01-0{1 + seq}T10:00:00Z",
+                Role.USER if seq % 2 == 0 else Role.ASSISTANT,
+                (Block(BlockType.TEXT, f"message {seq} about max_connections {seq * 7}"),),
+                "/home/dev/.claude/projects/app/sess-a.jsonl",
+                cwd="/home/dev/app" if seq < 3 else "/home/dev/app/sub",
+                git_branch=None if seq < 4 else "fix-pool",
+                host="laptop",
+            )  # fmt: skip
+        )
+    for seq in range(3):
+        out.append(
+            Turn(
+                Harness.PI,
+                "sess-b",
+                f"t{seq}",
+                seq,
+                f"2026-02-0{1 + seq}T10:00:00Z",
+                Role.USER,
+                (Block(BlockType.TEXT, f"pi says gamma {seq}"),),
+                "/home/dev/.pi/sess-b.jsonl",
+                parent_session_id="sess-a",
+            )  # fmt: skip
+        )
+    return out
+
+
+def _v1_memory(path: Path) -> list[tuple[object, ...]]:
+    """Write a schema-1 memory the way funes 1 did; returns its rows (rowid + v1 columns)."""
+    emb = BagOfWordsEmbedder()
+    chunks = [c for t in _turns() for c in chunk_turn(t)]
+    conn = connect(path)
+    raw = conn.raw
+    for statement in _statements(MIGRATIONS[0]):
+        raw.execute(statement)
+    raw.execute("pragma user_version = 1")
+    for key, value in (
+        ("embedding_model", emb.model_id), ("embedding_dim", str(emb.dim)),
+        ("vector_element", "float"), ("vector_scale", "400.0"),
+    ):  # fmt: skip
+        raw.execute("insert into meta (key, value) values (?, ?)", (key, value))
+    create_vector_table(raw, dim=emb.dim, element="float")
+    vectors = emb.embed([c.text for c in chunks])
+    for c, v in zip(chunks, vectors, strict=True):
+        cur = raw.execute(
+            f"insert into chunks ({_V1_COLUMNS}, indexed_at) values ({','.join('?' * 22)})",
+            (
+                c.id, c.text, c.session_id, c.turn_id, c.parent_id, c.seq, c.ts, c.role.value,
+                c.block_type.value, c.block_idx, c.split_idx, c.tool_name, c.harness.value,
+                c.workdir, c.cwd, c.git_branch, c.host, c.source_path, c.parent_session_id,
+                int(c.scaffold), 3, "2026-01-09T00:00:00Z",
+            ),
+        )  # fmt: skip
+        raw.execute(
+            "insert into chunks_vec (rowid, embedding, harness, block_type) values (?, ?, ?, ?)",
+            (cur.lastrowid, v.tobytes(), c.harness.value, c.block_type.value),
+        )
+    raw.commit()
+    rows = raw.execute(f"select rowid, {_V1_COLUMNS} from chunks order by rowid").fetchall()
+    conn.close()
+    return [tuple(r) for r in rows]
+
+
+def _as_rows(chunks: dict[int, StoredChunk]) -> list[tuple[object, ...]]:
+    return [
+        tuple(int(v) if isinstance(v, bool) else v for v in astuple(chunks[r]))
+        for r in sorted(chunks)
+    ]
+
+
+def test_a_schema_1_memory_is_upgraded_in_place_and_reads_the_same(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    before = _v1_memory(path)
+    assert len({r[15] for r in before if r[3] == "sess-a"}) == 2  # cwd changes in a session
+    with Store.open(path) as store:
+        assert store.raw.execute("pragma user_version").fetchone()[0] == SCHEMA_VERSION == 2
+        assert _as_rows(store.fetch([int(r[0]) for r in before])) == before
+        assert store.raw.execute("select count(*) from sessions").fetchone()[0] == 2
+        # one origin per distinct (harness, workdir, cwd, branch, host, path, parent)
+        assert store.raw.execute("select count(*) from origins").fetchone()[0] == 4
+        assert "indexed_at" not in {r[1] for r in store.raw.execute("pragma table_info(chunks)")}
+        top = store.lexical("max_connections", k=10)
+        assert len(top) == 6
+        assert store.lexical("gamma", k=10, filters=Filters(harness="claude_code")) == []
+        assert len(store.lexical("gamma", k=10, filters=Filters(harness="pi"))) == 3
+        emb = BagOfWordsEmbedder()
+        hit = store.semantic(emb.embed_query("pi says gamma 1"), k=1, filters=Filters(harness="pi"))
+        assert store.fetch([hit[0][0]])[hit[0][0]].text == "pi says gamma 1"
+        middle = next(c for c in store.fetch([r for r, _ in top]).values() if c.seq == 3)
+        assert [n.seq for n in store.neighbors(middle, 1)] == [2, 4]
+        assert sorted({c.seq for c in store.turns_around("sess-a", "turn-3", 1)}) == [2, 3, 4]
+        stats = store.stats()
+        assert (stats.chunks, stats.sessions) == (9, 2)
+        assert stats.per_harness == {"claude_code": (1, 6), "pi": (1, 3)}
+        # the FTS index still follows the table: a rewrite is found by its new text only
+        rowid = int(before[0][0])
+        store.rewrite_chunks([(rowid, "now about pool_recycle")], None, redaction_version=4)
+        assert [r for r, _ in store.lexical("pool_recycle", k=5)] == [rowid]
+        assert len(store.lexical("max_connections", k=10)) == 5
+
+
+def test_a_schema_1_memory_opened_read_only_is_upgraded_first(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    before = _v1_memory(path)
+    with Store.open(path, readonly=True) as store:
+        assert store.raw.execute("pragma user_version").fetchone()[0] == SCHEMA_VERSION
+        assert _as_rows(store.fetch([int(r[0]) for r in before])) == before
+        assert len(store.lexical("max_connections", k=10)) == 6
+
+
+def test_new_chunks_reuse_the_session_and_origin_rows(tmp_path: Path) -> None:
+    emb = BagOfWordsEmbedder()
+    with Store.open(tmp_path / "m.db") as store:
+        store.stamp_model(emb.model_id, emb.dim)
+        turns = _turns()
+        for part in (turns[:4], turns[4:]):
+            chunks = [c for t in part for c in chunk_turn(t)]
+            store.add(chunks, emb.embed([c.text for c in chunks]))
+        assert store.raw.execute("select count(*) from sessions").fetchone()[0] == 2
+        assert store.raw.execute("select count(*) from origins").fetchone()[0] == 4
+        rows = store.fetch([r for r, _ in store.lexical("message", k=20)])
+        assert sorted((c.seq, c.cwd, c.git_branch) for c in rows.values()) == [
+            (0, "/home/dev/app", None), (1, "/home/dev/app", None), (2, "/home/dev/app", None),
+            (3, "/home/dev/app/sub", None), (4, "/home/dev/app/sub", "fix-pool"),
+            (5, "/home/dev/app/sub", "fix-pool"),
+        ]  # fmt: skip
