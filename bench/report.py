@@ -143,6 +143,7 @@ def rows(r: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:
             "" if c["exit_codes"] == [0] else f"[red]exit {c['exit_codes']}[/]",
         )
     )
+    out.extend(remote_rows(r.get("remote_recall")))
     h = r["hook_enqueue"]
     if "skipped" in h:
         out.append(("[b]Hook enqueue[/]", "skipped", h["skipped"], "p95 ≤ 50 ms", ""))
@@ -237,6 +238,41 @@ def rows(r: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:
             m["git_commit"][:12],
         )
     )
+    return out
+
+
+REMOTE_LABELS = {"dir": "directory remote", "hub": "Hub stand-in (loopback)"}
+
+
+def remote_rows(rr: dict[str, Any] | None) -> list[tuple[str, str, str, str, str]]:
+    """Rows for warm recall from a remote vs local (bench/remote_latency.py results)."""
+    if not rr:
+        return []
+    target = rr["target_ratio"]
+    out = [("[b]Remote recall[/] (warm, dev-set memory)", "remote / local p50", "", "", "")]
+    for via, label in REMOTE_LABELS.items():
+        e = rr.get(via)
+        if not e:
+            continue
+        if "error" in e:
+            out.append((f"  {label}", "failed", e["error"], f"≤ {target}×", "[red]error[/]"))
+            continue
+        for run in e["runs"]:
+            ttl = run["ttl_s"]
+            check = "head checked every call" if ttl == 0 else f"head checked ≤ once per {ttl:g} s"
+            sent = run.get("hub_requests")
+            if sent is not None:
+                check += f"; {sent} Hub requests in {run['remote_calls']} calls"
+            out.append(
+                (
+                    f"  {label}, TTL {ttl:g} s",
+                    f"{run['remote_ms']:.0f} / {run['local_ms']:.0f} ms = {run['ratio']:.2f}×",
+                    f"{run['overhead_ms']:+.1f} ms; p95 {run['remote_p95_ms']:.0f} / "
+                    f"{run['local_p95_ms']:.0f} ms; {check}",
+                    f"≤ {target}×",
+                    _ok(run["ratio"] is not None and run["ratio"] <= target),
+                )
+            )
     return out
 
 

@@ -9,13 +9,13 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from bench import latency, quality, secrets, storage, throughput
+from bench import latency, quality, remote_latency, secrets, storage, throughput
 from bench.devset import DevsetSource, load_questions
 from bench.machine import machine_info
 from bench.metrics import percentile
 from bench.models import RecordingEmbedder, latency_proxy_reranker, load_embedder, real_reranker
 from funes.redact import default_scanner
-from funes.settings import RECALL
+from funes.settings import RECALL, RemoteParams
 from funes.store import Store
 
 
@@ -171,6 +171,10 @@ def run_all(devset: Path, tmp: Path, *, quick: bool, repo: Path) -> dict[str, An
     shutil.copy(store.path, home / "data" / "memory.db")
     results["cold_start"] = latency.cold_start(home, questions[0].question, 3 if quick else 7)
 
+    # 5b. warm recall from a remote (a directory export, the loopback Hub stand-in) vs local
+    log("remote recall (directory and Hub stand-in) vs local")
+    results["remote_recall"] = _remote_recall(home / "data" / "memory.db", devset, quick=quick)
+
     # 6. hook enqueue
     log("hook enqueue")
     spool = tmp / "spool"
@@ -188,6 +192,21 @@ def run_all(devset: Path, tmp: Path, *, quick: bool, repo: Path) -> dict[str, An
     results["redaction"] = red
     store.close()
     return results
+
+
+def _remote_recall(memory_db: Path, devset: Path, *, quick: bool) -> dict[str, Any]:
+    """Warm recall p50 local vs remote, each in a fresh process (bench/remote_latency.py):
+    the directory remote at funes' revision-check TTL, the Hub stand-in at that TTL and at 0
+    (the head checked on every call)."""
+    ttl = RemoteParams.resolve().revision_ttl_s
+    questions = devset / "questions.jsonl"
+    repeats = 1 if quick else 3
+    out: dict[str, Any] = {"target_ratio": remote_latency.TARGET_RATIO, "repeats": repeats}
+    for via, ttls in (("dir", (ttl,)), ("hub", (ttl, 0.0) if ttl > 0 else (0.0,))):
+        out[via] = remote_latency.run_isolated(
+            memory_db, questions, via=via, repeats=repeats, ttls=ttls
+        )
+    return out
 
 
 def _all_chunks(store: Store) -> list[Any]:
