@@ -96,6 +96,30 @@ def _classify(exc: BaseException, what: str) -> HubError:
     return HubError(f"{what}: {type(exc).__name__}: {exc}")
 
 
+def _unresolvable_endpoint() -> str | None:
+    """Why the Hub endpoint's host name cannot be resolved, or None when it can.
+
+    huggingface_hub retries a failed connection five times with backoff (about 25 s) before
+    giving up; a name that does not resolve (no network, no DNS) will not resolve on the
+    second try either, so a download is refused at once instead.
+    """
+    import socket
+    from urllib.parse import urlsplit
+
+    from huggingface_hub import constants
+
+    host = urlsplit(constants.ENDPOINT).hostname
+    if not host:
+        return None
+    try:
+        socket.getaddrinfo(host, None)
+    except socket.gaierror as exc:
+        return f"cannot resolve {host} ({exc.strerror or exc}): offline?"
+    except OSError:
+        return None  # let the client decide
+    return None
+
+
 def _api() -> Any:
     from huggingface_hub import HfApi
     from huggingface_hub.utils import logging as hf_logging
@@ -252,7 +276,14 @@ def download_file(repo_id: str, filename: str, *, revision: str, repo_type: str 
     """
     from huggingface_hub import hf_hub_download
     from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
+    from huggingface_hub.utils import logging as hf_logging
 
+    hf_logging.set_verbosity_error()  # type: ignore[no-untyped-call]  # its retry chatter is noise; failures raise
+    cached = cached_file(repo_id, filename, revision=revision, repo_type=repo_type)
+    if cached is not None:
+        return cached
+    if not offline_mode() and (unresolved := _unresolvable_endpoint()) is not None:
+        raise HubUnavailable(f"{repo_id}@{revision[:12]}/{filename}: {unresolved}")
     try:
         return Path(hf_hub_download(repo_id, filename, revision=revision, repo_type=repo_type))
     except (LocalEntryNotFoundError, HfHubHTTPError, OSError, ValueError) as exc:

@@ -127,3 +127,25 @@ def test_an_uncached_model_offline_is_unavailable_with_a_hint(
     assert code == 3
     assert "cannot be downloaded" in str(result["error"])
     assert "FUNES_EMBEDDER" in str(result["hint"])
+
+
+def test_an_unresolvable_hub_fails_the_download_at_once_without_retries(tmp_path: Path) -> None:
+    # `.invalid` never resolves (RFC 2606); huggingface_hub alone would retry 5× over ~25 s.
+    env = dict(
+        os.environ,
+        HF_ENDPOINT="http://hub.funes-test.invalid",
+        HF_HOME=str(tmp_path / "hf"),
+        HF_HUB_OFFLINE="0",
+        HF_HUB_DISABLE_TELEMETRY="1",
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", SCRIPT, REPO, "a" * 40, "0" * 64, "0" * 64],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 3, out.stderr
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert "cannot resolve hub.funes-test.invalid" in str(result["error"])
+    assert "Retrying" not in out.stderr and "thrown while requesting" not in out.stderr
