@@ -325,6 +325,10 @@ def worker_lock(spool: Spool, *, wait_s: float = 0.0) -> Iterator[bool]:
     try:
         lock.acquire()
     except Timeout:
+        # The hook that spawned us saw no lock a moment before the holder took it. Clear its
+        # start marker, or hooks would start no worker for STARTING_STALE_S: the holder looks
+        # at the spool again after letting go, so nothing written meanwhile is stranded.
+        spool.starting_marker.unlink(missing_ok=True)
         yield False
         return
     try:

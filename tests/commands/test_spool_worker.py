@@ -147,6 +147,20 @@ def test_a_second_drain_steps_aside_while_a_worker_holds_the_lock(rt: Runtime) -
     assert report.busy and report.entries == 0 and len(spool.pending()) == 1
 
 
+def test_a_worker_that_steps_aside_clears_the_start_marker_its_hook_left(rt: Runtime) -> None:
+    # A hook saw no lock, the running worker took it, the hook spawned a second worker: that
+    # one must not leave `worker.starting` behind, or no hook starts a worker for 30 s.
+    from funes.ingest import worker_lock
+
+    spool = Spool(rt.paths.spool).ensure()
+    with worker_lock(spool) as held:
+        assert held
+        spool.starting_marker.write_text("12345")
+        report = run_drain(rt, params=replace(SPOOL, idle_exit_s=0.0))
+        assert report.busy
+        assert not spool.starting_marker.exists()
+
+
 def test_funes_index_also_drains_the_spool(rt: Runtime, isolated_env: Path) -> None:
     path = session_path(isolated_env / ".claude", "/w", "indexed-session")
     append_turns(path, "indexed-session", "/w", range(3))
