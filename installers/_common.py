@@ -242,6 +242,22 @@ def dump_json(data: dict[str, Any], original: str | None, *, indent: int = 2) ->
     return text
 
 
+def restored_json(path: Path, data: dict[str, Any], original: str | None, ctx: Context) -> str:
+    """The text `remove` writes for `data`: the bytes from before funes' first edit when they
+    hold exactly `data` (the user's own layout comes back byte for byte), else `dump_json`.
+
+    json cannot round-trip a hand-made layout (inline arrays, odd indents, no final newline),
+    so the backup `backup_once` took is the only faithful copy of it.
+    """
+    try:
+        before = (ctx.backups / (_slug(path) + ".orig")).read_text(encoding="utf-8")
+        if json.loads(before) == data:
+            return before
+    except (OSError, ValueError):
+        pass
+    return dump_json(data, original)
+
+
 def _indent_of(text: str | None) -> int | None:
     if not text:
         return None

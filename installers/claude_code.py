@@ -29,6 +29,7 @@ from ._common import (
     is_our_mcp,
     load_json_object,
     remove_if_created,
+    restored_json,
     upsert_hook_groups,
     write_if_changed,
 )
@@ -117,7 +118,7 @@ def uninstall(ctx: Context) -> Changes:
         if not hooks:
             del settings["hooks"]
         if not remove_if_created(path, ctx, changes, empty=not settings):
-            write_if_changed(path, dump_json(settings, original), ctx, changes)
+            write_if_changed(path, restored_json(path, settings, original, ctx), ctx, changes)
     mcp_path = claude_json_path(ctx)
     data, original = load_json_object(mcp_path)
     servers = data.get("mcpServers")
@@ -126,7 +127,7 @@ def uninstall(ctx: Context) -> Changes:
         if not servers:
             del data["mcpServers"]
         if not remove_if_created(mcp_path, ctx, changes, empty=not data):
-            write_if_changed(mcp_path, dump_json(data, original), ctx, changes)
+            write_if_changed(mcp_path, restored_json(mcp_path, data, original, ctx), ctx, changes)
     return changes
 
 

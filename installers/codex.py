@@ -33,6 +33,7 @@ from ._common import (
     load_json_object,
     read_text,
     remove_if_created,
+    restored_json,
     upsert_hook_groups,
     write_if_changed,
 )
@@ -137,7 +138,7 @@ def uninstall(ctx: Context) -> Changes:
     if isinstance(hooks, dict) and original is not None:
         upsert_hook_groups(hooks, {})
         if not remove_if_created(path, ctx, changes, empty=data == {"hooks": {}}):
-            write_if_changed(path, dump_json(data, original), ctx, changes)
+            write_if_changed(path, restored_json(path, data, original, ctx), ctx, changes)
     cfg_path = config_path(ctx)
     if cfg_path.exists():
         doc = _load_toml(cfg_path)

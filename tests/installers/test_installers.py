@@ -131,6 +131,51 @@ def test_remove_restores_the_users_files_byte_for_byte(
     assert not rt.paths.installed_hook.exists()  # no agent uses it any more
 
 
+HAND_LAID_JSON = {
+    "claude": (
+        (".claude", "settings.json"),
+        '{\n    "model": "opus",\n    "permissions": {"allow": ["Bash(ls)", "Read"]},\n'
+        '    "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "echo hi"}]}]}\n}',
+    ),
+    "claude.json": ((".claude.json",), '{"numStartups": 3, "projects": {}}'),
+    "codex": (
+        (".codex", "hooks.json"),
+        '{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]}}\n',
+    ),
+}
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex"])
+def test_remove_gives_back_a_hand_laid_json_config_byte_for_byte(
+    rt: Runtime, isolated_env: Path, agent: str
+) -> None:
+    # inline arrays, a 4-space indent, no final newline: json.dumps cannot reproduce these
+    files = [HAND_LAID_JSON[agent]] + ([HAND_LAID_JSON["claude.json"]] if agent == "claude" else [])
+    for parts, text in files:
+        path = isolated_env.joinpath(*parts)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    run_add(rt, agent_harness(agent))
+    assert all(isolated_env.joinpath(*parts).read_text() != text for parts, text in files)
+    run_remove(rt, agent_harness(agent))
+    for parts, text in files:
+        assert isolated_env.joinpath(*parts).read_text() == text
+
+
+def test_remove_after_the_user_edited_the_config_keeps_the_edit(
+    rt: Runtime, isolated_env: Path
+) -> None:
+    path = isolated_env / ".claude" / "settings.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text('{"model": "opus"}')
+    run_add(rt, agent_harness("claude"))
+    settings = json.loads(path.read_text())
+    settings["model"] = "sonnet"  # changed after add: the pre-add bytes are no longer the truth
+    path.write_text(json.dumps(settings))
+    run_remove(rt, agent_harness("claude"))
+    assert json.loads(path.read_text()) == {"model": "sonnet"}
+
+
 @pytest.mark.parametrize("agent", AGENTS)
 def test_remove_deletes_the_files_add_created_in_an_empty_home(
     rt: Runtime, isolated_env: Path, agent: str
