@@ -149,6 +149,7 @@ class Store:
         """
         if readonly and not path.exists():
             raise StoreError(f"no memory at {path}", hint="run `funes index` first")
+        conn: Connection | None = None
         try:
             conn = connect(path, readonly=readonly)
             if readonly:
@@ -161,14 +162,17 @@ class Store:
                 if 0 < version < SCHEMA_VERSION:
                     # Written by an older funes: upgrade it in place once, then read.
                     conn.close()
+                    conn = None
                     upgrade(path)
                     conn = connect(path, readonly=True)
                     version = SCHEMA_VERSION
             else:
                 version = migrate(conn.raw)
-        except (IncompatibleStore, StoreError):
-            raise
-        except Exception as exc:  # the binding's DatabaseError family
+        except BaseException as exc:
+            if conn is not None:
+                conn.close()  # a failed open leaves no handle on the file
+            if isinstance(exc, StoreError) or not isinstance(exc, Exception):
+                raise
             raise StoreError(
                 f"cannot open memory {path}: {exc}", hint=open_hint(exc, path)
             ) from exc

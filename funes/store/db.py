@@ -75,15 +75,19 @@ def connect(path: Path | str, *, readonly: bool = False) -> Connection:
         if target != ":memory:":
             create_private(Path(target))
         raw = sqlite.connect(target, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
-    raw.execute(f"pragma busy_timeout = {BUSY_TIMEOUT_MS}")
-    if not readonly:
-        _switch_to_wal(raw, sqlite)
-        raw.execute("pragma synchronous = normal")
-        # Deleted or rewritten text (funes scrub) is zeroed, not left in free pages.
-        raw.execute("pragma secure_delete = on")
-        if target != ":memory:":
-            _private_sidecars(Path(target))
-    vectors, error = _load_vec(raw)
+    try:
+        raw.execute(f"pragma busy_timeout = {BUSY_TIMEOUT_MS}")
+        if not readonly:
+            _switch_to_wal(raw, sqlite)
+            raw.execute("pragma synchronous = normal")
+            # Deleted or rewritten text (funes scrub) is zeroed, not left in free pages.
+            raw.execute("pragma secure_delete = on")
+            if target != ":memory:":
+                _private_sidecars(Path(target))
+        vectors, error = _load_vec(raw)
+    except BaseException:
+        raw.close()  # not a database, damaged, locked past the timeout: keep no handle on it
+        raise
     return Connection(raw, vectors, error, sqlite)
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import sqlite3
 import stat
 import subprocess
 import tempfile
@@ -262,3 +263,33 @@ def test_a_huge_window_or_neighbour_count_means_all_of_them(tmp_path: Path) -> N
         rows = turns_window(store.raw, session_id="sess-1", seq=1, window=10**20)
         assert sorted({r[6] for r in rows}) == [0, 1, 2]  # seq column
         assert len(adjacent(store.raw, session_id="sess-1", position=(1, 0, 0), n=10**20)) == 2
+
+
+def _open_handles(path: Path) -> list[str]:
+    fds = Path("/proc/self/fd")
+    targets = []
+    for fd in fds.iterdir():
+        try:
+            targets.append(os.readlink(fd))
+        except OSError:
+            continue
+    return [t for t in targets if t.startswith(str(path))]
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc/self/fd (Linux)")
+def test_a_failed_open_leaves_no_handle_on_the_file(tmp_path: Path) -> None:
+    newer = tmp_path / "newer.db"
+    Store.open(newer).close()
+    raw = sqlite3.connect(newer)
+    raw.execute("pragma user_version = 999")
+    raw.close()
+    # the error is kept (as a caller reporting it does): its traceback must pin no connection
+    for readonly in (True, False):
+        with pytest.raises(IncompatibleStore) as caught:
+            Store.open(newer, readonly=readonly)
+        assert _open_handles(newer) == [], caught
+    junk = tmp_path / "junk.db"
+    junk.write_bytes(b"not a database at all" * 100)
+    with pytest.raises(StoreError) as caught:
+        Store.open(junk)
+    assert _open_handles(junk) == [], caught
