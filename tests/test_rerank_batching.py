@@ -1,5 +1,5 @@
 """The reranker scores pairs in length-sorted batches: scores stay in input order and equal
-scoring each pair alone.
+scoring each pair alone; no query is too long to score.
 
 No cross-encoder ships offline, so these run funes' OnnxReranker over the int8 MiniLM-L6
 graph (the bench's latency proxy): the same tokenizer, pair encoding and batching code.
@@ -42,3 +42,9 @@ def test_scores_come_back_in_input_order_and_equal_scoring_alone(reranker) -> No
     assert reranker.score(query, PASSAGES[::-1])[::-1] == pytest.approx(together, rel=1e-4)
     assert len(set(together)) == len(PASSAGES)  # the order check above is not vacuous
     assert reranker.score(query, []) == []
+
+
+def test_a_query_longer_than_the_model_window_is_scored_not_an_error(reranker) -> None:  # type: ignore[no-untyped-def]
+    query = "why did the gateway drop connections after the pgbouncer move " * 40  # > 256 tokens
+    scores = reranker.score(query, PASSAGES[:3])
+    assert len(scores) == 3

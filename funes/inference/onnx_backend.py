@@ -206,7 +206,9 @@ class OnnxReranker:
         self._tokenizer, self._pad_id = _tokenizer(
             resolve_file(spec, spec.tokenizer, stamp_dir=stamp_dir), spec.max_tokens
         )
-        self._tokenizer.enable_truncation(max_length=spec.max_tokens, strategy="only_second")
+        # longest_first (what sentence-transformers CrossEncoder uses) cuts the passage tail as
+        # only_second did, and also cuts a query longer than the window instead of raising.
+        self._tokenizer.enable_truncation(max_length=spec.max_tokens, strategy="longest_first")
         self._session = _session(resolve_file(spec, spec.onnx, stamp_dir=stamp_dir), threads)
 
     def score(self, query: str, passages: Sequence[str]) -> list[float]:
