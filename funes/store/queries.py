@@ -81,9 +81,12 @@ def lexical(raw: Any, query: str, *, k: int, filters: Filters) -> list[tuple[int
     if match is None or k <= 0:
         return []
     where, params = filters.sql()
+    # The join to `chunks` is only needed to filter: without it, no chunks lookup per matching
+    # row (100k synthetic bench store, 80 interleaved queries: p50 329 → 230 ms, 10k: 34 → 25).
+    source = "chunks_fts join chunks c on c.rowid = chunks_fts.rowid" if where else "chunks_fts"
     sql = f"""
         select chunks_fts.rowid, bm25(chunks_fts) as score
-        from chunks_fts join chunks c on c.rowid = chunks_fts.rowid
+        from {source}
         where chunks_fts match :match {where}
         order by score limit :k
     """

@@ -139,6 +139,28 @@ def test_lexical_finds_an_exact_identifier_and_respects_filters(tmp_path: Path) 
         assert store.lexical("pool_recycle_seconds", k=3, filters=Filters(block_type="text")) == top
 
 
+def test_unfiltered_bm25_returns_the_rows_and_order_of_the_filtered_path(tmp_path: Path) -> None:
+    # Without filters `lexical` skips its join to `chunks`; a filter every chunk passes takes
+    # the joined path, so both must rank the same rows with the same scores.
+    import random
+
+    rng = random.Random(3)
+    vocab = [f"w{i}" for i in range(60)] + ["pool", "timeout", "retry", "cache", "index"]
+    texts = [" ".join(rng.choices(vocab, k=rng.randint(3, 40))) for _ in range(300)]
+    every = Filters(harness=Harness.CLAUDE_CODE.value, block_type=BlockType.TEXT.value)
+    with Store.open(tmp_path / "m.db") as store:
+        _fill(store, texts)
+        for query in ("pool timeout", "w1 w2 w3 retry", "cache", "index w59 w7", "nomatch"):
+            for k in (5, 100, 1000):
+                plain = store.lexical(query, k=k)
+                assert plain == store.lexical(query, k=k, filters=every)
+                assert len(plain) == min(k, sum(1 for t in texts if _any_word(query, t)))
+
+
+def _any_word(query: str, text: str) -> bool:
+    return bool(set(query.split()) & set(text.split()))
+
+
 def test_semantic_search_filters_before_ranking(tmp_path: Path) -> None:
     emb = BagOfWordsEmbedder()
     with Store.open(tmp_path / "m.db") as store:
