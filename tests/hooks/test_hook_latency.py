@@ -13,7 +13,10 @@ from bench.hook_latency import measure_hook_latency  # noqa: E402
 def test_hook_latency_is_measured_per_invocation_with_process_start() -> None:
     steady = measure_hook_latency(12, mode="steady", warmup=1)
     assert steady.entries == 12  # every timed call really wrote its entry
-    assert 0 < steady.baseline_p50_ms <= steady.p50_ms <= steady.p95_ms <= steady.max_ms
+    # No order between the two medians: on a loaded machine `python -c pass` alone can be the
+    # slower one (seen in CI-like runs); the bench reports both side by side instead.
+    assert steady.baseline_p50_ms > 0
+    assert 0 < steady.p50_ms <= steady.p95_ms <= steady.max_ms
     # Far above the 50 ms budget so a loaded CI machine passes, far below what importing
     # funes (or any heavy module) in the hook would cost.
     assert steady.p95_ms - steady.baseline_p50_ms < 250
