@@ -521,6 +521,11 @@ class Store:
         }
 
     @_reads
+    def block_keys(self, rowids: Sequence[int]) -> dict[int, tuple[str, str, int]]:
+        """(session_id, turn_id, block_idx) of each chunk, keyed by rowid (missing are absent)."""
+        return queries.block_keys(self._raw, list(rowids))
+
+    @_reads
     def neighbors(self, chunk: StoredChunk, n: int) -> list[StoredChunk]:
         """Up to n chunks before and n after `chunk` in its session, in session order."""
         if n <= 0:

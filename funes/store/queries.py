@@ -121,6 +121,18 @@ def by_rowids(raw: Any, rowids: list[int]) -> dict[int, tuple[Any, ...]]:
     return out
 
 
+def block_keys(raw: Any, rowids: list[int]) -> dict[int, tuple[str, str, int]]:
+    """(session_id, turn_id, block_idx) keyed by rowid (missing rowids are absent)."""
+    out: dict[int, tuple[str, str, int]] = {}
+    for start in range(0, len(rowids), 500):
+        part = rowids[start : start + 500]
+        marks = ",".join("?" * len(part))
+        sql = f"select rowid, session_id, turn_id, block_idx from chunks where rowid in ({marks})"
+        for row in raw.execute(sql, part):
+            out[int(row[0])] = (str(row[1]), str(row[2]), int(row[3]))
+    return out
+
+
 def adjacent(
     raw: Any, *, session_id: str, position: tuple[int, int, int], n: int
 ) -> list[tuple[Any, ...]]:
