@@ -133,6 +133,18 @@ def block_keys(raw: Any, rowids: list[int]) -> dict[int, tuple[str, str, int]]:
     return out
 
 
+def prompt_before(raw: Any, *, session_id: str, seq: int) -> tuple[int, str] | None:
+    """(rowid, text) of the first chunk of the latest user prompt (a non-scaffold user text
+    block) at or before turn `seq` of a session; None when there is none."""
+    row = raw.execute(
+        """select rowid, text from chunks where session_id = ? and seq <= ? and role = 'user'
+           and block_type = 'text' and not scaffold
+           order by seq desc, block_idx, split_idx limit 1""",
+        (session_id, seq),
+    ).fetchone()
+    return None if row is None else (int(row[0]), str(row[1]))
+
+
 def adjacent(
     raw: Any, *, session_id: str, position: tuple[int, int, int], n: int
 ) -> list[tuple[Any, ...]]:
