@@ -208,10 +208,13 @@ def index_unit(
     ok = True
     recipe = job.store.embedding_input
     prompt: str | None = None  # the user prompt that opened the current exchange
+    session: str | None = None
     try:
         for turn in source.read(unit, stats):
             turns += 1
             turn = _redacted(turn, job.scanner, local)
+            if turn.session_id != session:  # a unit may hold several sessions (state.db, parquet)
+                session, prompt = turn.session_id, None
             prompt = turn_prompt(turn) or prompt
             pending.extend(
                 (c, embedding_input(c.text, c.role, prompt, recipe))

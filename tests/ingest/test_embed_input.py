@@ -4,7 +4,7 @@ memory recorded when it was created (an older memory keeps embedding the text al
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +18,7 @@ from funes.ingest.indexing import backfill_vectors
 from funes.paths import AgentHomes
 from funes.redact import RuleScanner
 from funes.store import Store
-from funes.traces import discover
+from funes.traces import Block, BlockType, Harness, ReadStats, Role, Turn, Unit, discover
 
 PAIRS = [
     ("user", "Why does the checkout page time out under load?"),
@@ -95,3 +95,47 @@ def test_a_backfilled_vector_is_made_from_the_same_input_as_an_indexed_one(
         PAIRS[2][1],
         PAIRS[2][1] + "\n" + PAIRS[3][1],
     }
+
+
+class _TwoSessionsOneUnit:
+    """A unit holding two sessions (as an agent-traces parquet file does)."""
+
+    harness = Harness.PARQUET
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def units(self) -> Iterable[Unit]:
+        yield Unit(
+            key=str(self.path), signature="1", harness=self.harness, path=self.path, sort_key=1.0
+        )
+
+    def read(self, unit: Unit, stats: ReadStats) -> Iterator[Turn]:
+        rows = [("a", Role.USER, "Which queue do we use?"), ("a", Role.ASSISTANT, "procrastinate")]
+        rows.append(("b", Role.ASSISTANT, "resumed without a prompt"))
+        for seq, (session, role, text) in enumerate(rows):
+            yield Turn(
+                Harness.PARQUET,
+                session,
+                f"t{seq}",
+                seq,
+                "2026-02-28T00:00:00.000Z",
+                role,
+                (Block(BlockType.TEXT, text),),
+                str(self.path),
+                cwd="/w",
+            )
+
+    def unit_for_hook(self, payload: Mapping[str, object]) -> Unit | None:
+        return None
+
+
+def test_a_prompt_never_carries_over_into_another_session_of_the_same_unit(tmp_path: Path) -> None:
+    emb = RecordingEmbedder()
+    with Store.open(tmp_path / "m.db") as store:
+        index([_TwoSessionsOneUnit(tmp_path / "t.parquet")], IndexJob(store, emb, RuleScanner()))  # type: ignore[list-item]
+    assert emb.inputs == [
+        "Which queue do we use?",
+        "Which queue do we use?\nprocrastinate",
+        "resumed without a prompt",
+    ]
