@@ -188,8 +188,8 @@ def test_a_turn_matched_by_several_blocks_outranks_one_stray_match(tmp_path: Pat
         store, query, embedder=BagOfWordsEmbedder(), reranker=None, params=plain, now=NOW
     )
     assert first.hits[0].chunk.turn_id == "s-1"  # best single block wins without the bonus
-    default = replace(RECALL, half_life_days=0, neighbors=0)
-    fused = recall(
-        store, query, embedder=BagOfWordsEmbedder(), reranker=None, params=default, now=NOW
+    with_bonus = replace(RECALL, turn_bonus=0.1, half_life_days=0, neighbors=0)
+    bonus = recall(
+        store, query, embedder=BagOfWordsEmbedder(), reranker=None, params=with_bonus, now=NOW
     )
-    assert [h.chunk.turn_id for h in fused.hits[:2]] == ["s-0", "s-1"]
+    assert [h.chunk.turn_id for h in bonus.hits[:2]] == ["s-0", "s-1"]
