@@ -14,6 +14,7 @@ from bench.devset import DevsetSource, load_questions
 from bench.machine import machine_info
 from bench.metrics import percentile
 from bench.models import RecordingEmbedder, latency_proxy_reranker, load_embedder, real_reranker
+from funes.ingest.embed_input import stored_embedding_inputs
 from funes.redact import default_scanner
 from funes.settings import RECALL, RemoteParams
 from funes.store import Store
@@ -64,7 +65,9 @@ def run_all(devset: Path, tmp: Path, *, quick: bool, repo: Path) -> dict[str, An
     # 2. recall quality, every pipeline on the same store
     log("recall quality on the dev set")
     results["quality"] = _quality(store, questions, embedder, reranker, reranker_note, now)
-    vectors = [embedder.vectors[c.text] for c in _all_chunks(store)]
+    # the recorded vectors are keyed by what the embedder read (text with its prompt context)
+    inputs = stored_embedding_inputs(store, [(c.rowid, c.text) for c in _all_chunks(store)])
+    vectors = [embedder.vectors[text] for text in inputs]
     probe = quality.no_answer_probe(questions, embedder, vectors)
     results["no_answer_probe"] = asdict(probe)
 

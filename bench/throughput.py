@@ -19,7 +19,7 @@ from pathlib import Path
 
 from bench.devset import DevsetSource
 from bench.models import EMBEDDER_SPEC, RecordingEmbedder
-from funes.chunks import chunk_turn
+from funes.chunks import EMBED_INPUT, chunk_turn, embedding_input, turn_prompt
 from funes.inference.onnx_backend import length_batches
 from funes.ingest import TOP_TIER, IndexJob, IndexReport, index, index_unit, order_units
 from funes.redact import Scanner, redact
@@ -27,14 +27,23 @@ from funes.settings import INDEX
 from funes.store import Store
 
 
-def devset_chunk_texts(source: DevsetSource, scanner: Scanner) -> list[str]:
-    """The texts the pipeline embeds: every block redacted, chunked (all tiers)."""
+def devset_chunk_texts(
+    source: DevsetSource, scanner: Scanner, recipe: str = EMBED_INPUT
+) -> list[str]:
+    """The texts the pipeline embeds: every block redacted, chunked (all tiers), each chunk's
+    embedding input under `recipe` (a fresh store's), as funes.ingest builds it."""
     from dataclasses import replace as dc_replace
 
     texts: list[str] = []
+    prompt: str | None = None
+    session: str | None = None
     for turn in source.turns():
+        if turn.session_id != session:
+            session, prompt = turn.session_id, None
         blocks = tuple(dc_replace(b, text=redact(b.text, scanner)[0]) for b in turn.blocks)
-        texts.extend(c.text for c in chunk_turn(dc_replace(turn, blocks=blocks)))
+        turn = dc_replace(turn, blocks=blocks)
+        prompt = turn_prompt(turn) or prompt
+        texts.extend(embedding_input(c.text, c.role, prompt, recipe) for c in chunk_turn(turn))
     return texts
 
 

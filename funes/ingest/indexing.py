@@ -13,9 +13,10 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
-from funes.chunks import Chunk, chunk_turn
+from funes.chunks import Chunk, chunk_turn, embedding_input, turn_prompt
 from funes.errors import IncompatibleStore, ModelUnavailable, StoreLocked
 from funes.inference import Embedder
+from funes.ingest.embed_input import stored_embedding_inputs
 from funes.ingest.scrub import ScrubReport, scrub
 from funes.redact import Scanner, redact
 from funes.settings import INDEX, IndexParams
@@ -201,15 +202,24 @@ def index_unit(
         types.discard(BlockType.THINKING)
     stats = ReadStats()
     local = IndexReport()
-    pending: list[Chunk] = []
+    pending: list[tuple[Chunk, str]] = []  # (chunk, what the embedder reads)
     written = 0
     turns = 0
     ok = True
+    recipe = job.store.embedding_input
+    prompt: str | None = None  # the user prompt that opened the current exchange
+    session: str | None = None
     try:
         for turn in source.read(unit, stats):
             turns += 1
             turn = _redacted(turn, job.scanner, local)
-            pending.extend(chunk_turn(turn, types=types, host=job.host))
+            if turn.session_id != session:  # a unit may hold several sessions (state.db, parquet)
+                session, prompt = turn.session_id, None
+            prompt = turn_prompt(turn) or prompt
+            pending.extend(
+                (c, embedding_input(c.text, c.role, prompt, recipe))
+                for c in chunk_turn(turn, types=types, host=job.host)
+            )
             if len(pending) >= _FLUSH:
                 written += _flush(pending, job, report)
                 pending = []
@@ -251,22 +261,22 @@ def _redacted(turn: Turn, scanner: Scanner, report: IndexReport) -> Turn:
     return replace(turn, blocks=tuple(blocks)) if changed else turn
 
 
-def _flush(chunks: list[Chunk], job: IndexJob, report: IndexReport) -> int:
+def _flush(chunks: list[tuple[Chunk, str]], job: IndexJob, report: IndexReport) -> int:
     if not chunks:
         return 0
     # One turn can repeat a chunk id only through a parser bug; keep the first.
-    unique: dict[str, Chunk] = {}
-    for c in chunks:
-        unique.setdefault(c.id, c)
+    unique: dict[str, tuple[Chunk, str]] = {}
+    for c, text in chunks:
+        unique.setdefault(c.id, (c, text))
     existing = job.store.existing_ids(list(unique))
-    fresh = [c for c in unique.values() if c.id not in existing]
+    fresh = [(c, text) for c, text in unique.values() if c.id not in existing]
     report.chunks_existing += len(existing)
     if not fresh:
         return 0
     vectors = None
     if job.embedder is not None and job.store.vectors_available:
-        vectors = job.embedder.embed([c.text for c in fresh])
-    written = job.store.add(fresh, vectors, redaction_version=job.scanner.version)
+        vectors = job.embedder.embed([text for _, text in fresh])
+    written = job.store.add([c for c, _ in fresh], vectors, redaction_version=job.scanner.version)
     report.chunks_written += written
     return written
 
@@ -280,6 +290,6 @@ def backfill_vectors(store: Store, embedder: Embedder, params: IndexParams = IND
         batch = store.chunks_without_vectors(limit=params.embed_batch * 8)
         if not batch:
             return total
-        vectors = embedder.embed([text for _, text, _, _ in batch])
+        vectors = embedder.embed(stored_embedding_inputs(store, [(r, t) for r, t, _, _ in batch]))
         store.add_vectors(batch, vectors)
         total += len(batch)

@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass, field
 
 from funes.inference import Embedder
+from funes.ingest.embed_input import stored_embedding_inputs
 from funes.redact import Scanner
 from funes.redact.gate import rewrite_block
 from funes.store import BlockRows, Store
@@ -96,7 +97,7 @@ def _batch(
                 passed.append(rowid)
     vectors = None
     if updates and embedder is not None and store.vectors_available and store.model_id is not None:
-        vectors = embedder.embed([t for _, t in updates])
+        vectors = embedder.embed(stored_embedding_inputs(store, updates))
         report.chunks_reembedded += len(updates)
     report.chunks_rewritten += len(updates)
     store.rewrite_chunks(

@@ -1,4 +1,5 @@
-"""The read path: BM25 + vector candidates → RRF → cross-encoder rerank → recency → neighbors.
+"""The read path: BM25 + vector candidates → RRF → turn aggregation → cross-encoder rerank →
+recency → neighbors.
 
 Sees only the Embedder/Reranker protocols and the Store; never a model backend.
 """
@@ -13,11 +14,11 @@ from itertools import groupby
 from funes.chunks import reassemble
 from funes.inference import Embedder, Reranker
 from funes.redact import Scanner, default_scanner
-from funes.retrieval.fusion import recency_weight, rrf, sigmoid
+from funes.retrieval.fusion import recency_weight, rrf, sigmoid, turn_scores
 from funes.retrieval.guard import guard_block, guard_chunk, guard_chunks
 from funes.retrieval.types import Hit, RecallResult, TurnView
 from funes.settings import RECALL, Leg, RecallParams
-from funes.store import NO_FILTERS, Filters, Store, StoredChunk
+from funes.store import NO_FILTERS, Filters, Store
 from funes.traces import parse_ts
 from funes.traces.model import clean_text
 
@@ -70,7 +71,10 @@ def recall(
         lexical = [r for r, _ in store.lexical(query, k=params.leg_depth, filters=filters)]
         clock.lap("bm25")
         legs.insert(0, lexical)
-    fused = rrf(legs, k=params.rrf_k)[: max(params.candidates, params.k)]
+    fused = rrf(legs, k=params.rrf_k)
+    keys = store.block_keys([r for r, _ in fused])
+    blocks = {r: ((sid, tid), (sid, tid, b)) for r, (sid, tid, b) in keys.items()}
+    fused = turn_scores(fused, blocks, bonus=params.turn_bonus)[: max(params.candidates, params.k)]
     clock.lap("fusion")
     if not fused:
         return RecallResult([], notes, clock.timings)
@@ -102,7 +106,7 @@ def recall(
         for (chunk, _), rel in zip(pool, relevance, strict=True)
     ]
     scored.sort(key=lambda cs: -cs[1])
-    top_hits = _one_per_turn(scored)[: params.k]
+    top_hits = scored[: params.k]  # one chunk per turn already (turn_scores)
     clock.lap("recency")
     hits = [
         Hit(c, s, tuple(guard_chunks(store.neighbors(c, params.neighbors), scanner)))
@@ -110,20 +114,6 @@ def recall(
     ]
     clock.lap("neighbors")
     return RecallResult(hits, notes, clock.timings, reranked)
-
-
-def _one_per_turn(scored: list[tuple[StoredChunk, float]]) -> list[tuple[StoredChunk, float]]:
-    """Keep the best-scoring chunk of each turn: k hits show k different turns (one `get` line
-    each), not two windows of one block. +0.9 turn hit@5 on the dev set over one per block."""
-    seen: set[tuple[str, str]] = set()
-    out = []
-    for chunk, score in scored:
-        key = (chunk.session_id, chunk.turn_id)
-        if key in seen:
-            continue
-        seen.add(key)
-        out.append((chunk, score))
-    return out
 
 
 def get_turns(

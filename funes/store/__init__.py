@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import Enum, auto
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
-from funes.chunks import Chunk
+from funes.chunks import EMBED_INPUT, LEGACY_EMBED_INPUT, Chunk, prompt_context
 from funes.errors import IncompatibleStore, StoreError
 from funes.store import queries, redaction
 from funes.store.db import Connection, connect, open_hint, versions
@@ -206,6 +206,12 @@ class Store:
         return self._meta.get("embedding_model")
 
     @property
+    def embedding_input(self) -> str:
+        """The recipe this memory's vectors were embedded with (see funes.chunks); memories
+        stamped before recipes were recorded say LEGACY_EMBED_INPUT."""
+        return self._meta.get("embedding_input", LEGACY_EMBED_INPUT)
+
+    @property
     def dim(self) -> int | None:
         value = self._meta.get("embedding_dim")
         return int(value) if value else None
@@ -224,11 +230,18 @@ class Store:
         return self._conn.vector_error
 
     def stamp_model(
-        self, model_id: str, dim: int, *, element: str = DEFAULT_VECTOR_ELEMENT
+        self,
+        model_id: str,
+        dim: int,
+        *,
+        element: str = DEFAULT_VECTOR_ELEMENT,
+        embedding_input: str = EMBED_INPUT,
     ) -> None:
         """Record the embedding model of this memory (first write) or check it (later writes).
 
-        Raises IncompatibleStore when the memory was built with another model.
+        The first stamp also records `embedding_input`, the recipe every later write of this
+        memory embeds with (an existing memory keeps its own). Raises IncompatibleStore when
+        the memory was built with another model.
         """
         if self.model_id is not None:
             self.check_model(model_id)
@@ -239,6 +252,7 @@ class Store:
                 ("embedding_dim", str(dim)),
                 ("vector_element", element),
                 ("vector_scale", str(VECTOR_SCALE)),
+                ("embedding_input", embedding_input),
                 ("created_at", _now()),
             ):
                 self._raw.execute(
@@ -520,6 +534,26 @@ class Store:
             r: StoredChunk.from_row(row)
             for r, row in queries.by_rowids(self._raw, list(rowids)).items()
         }
+
+    @_reads
+    def block_keys(self, rowids: Sequence[int]) -> dict[int, tuple[str, str, int]]:
+        """(session_id, turn_id, block_idx) of each chunk, keyed by rowid (missing are absent)."""
+        return queries.block_keys(self._raw, list(rowids))
+
+    @_reads
+    def prompts_before(
+        self, chunks: Sequence[StoredChunk], *, pending: Mapping[int, str] | None = None
+    ) -> dict[int, str]:
+        """For each chunk (by rowid), the embedding context of the latest user prompt at or
+        before its turn in its session (funes.chunks.prompt_context); absent when none.
+        `pending`: texts about to replace stored ones (rowid → text), used for the prompt."""
+        out: dict[int, str] = {}
+        for c in chunks:
+            found = queries.prompt_before(self._raw, session_id=c.session_id, seq=c.seq)
+            if found is not None:
+                rowid, text = found
+                out[c.rowid] = prompt_context((pending or {}).get(rowid, text))
+        return out
 
     @_reads
     def neighbors(self, chunk: StoredChunk, n: int) -> list[StoredChunk]:

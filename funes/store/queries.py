@@ -140,6 +140,35 @@ def session_key(raw: Any, session_id: str) -> int | None:
     return None if row is None else int(row[0])
 
 
+def block_keys(raw: Any, rowids: list[int]) -> dict[int, tuple[str, str, int]]:
+    """(session_id, turn_id, block_idx) keyed by rowid (missing rowids are absent)."""
+    out: dict[int, tuple[str, str, int]] = {}
+    for start in range(0, len(rowids), 500):
+        part = rowids[start : start + 500]
+        marks = ",".join("?" * len(part))
+        sql = (
+            f"select rowid, session_id, turn_id, block_idx from chunk_rows where rowid in ({marks})"
+        )
+        for row in raw.execute(sql, part):
+            out[int(row[0])] = (str(row[1]), str(row[2]), int(row[3]))
+    return out
+
+
+def prompt_before(raw: Any, *, session_id: str, seq: int) -> tuple[int, str] | None:
+    """(rowid, text) of the first chunk of the latest user prompt (a non-scaffold user text
+    block) at or before turn `seq` of a session; None when there is none."""
+    session = session_key(raw, session_id)
+    if session is None:
+        return None
+    row = raw.execute(
+        """select rowid, text from chunks where session = ? and seq <= ? and role = 'user'
+           and block_type = 'text' and not scaffold
+           order by seq desc, block_idx, split_idx limit 1""",
+        (session, seq),
+    ).fetchone()
+    return None if row is None else (int(row[0]), str(row[1]))
+
+
 def adjacent(
     raw: Any, *, session_id: str, position: tuple[int, int, int], n: int
 ) -> list[tuple[Any, ...]]:

@@ -4,7 +4,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from funes.retrieval.fusion import recency_weight, rrf, sigmoid
+from funes.retrieval.fusion import recency_weight, rrf, sigmoid, turn_scores
 
 NOW = datetime(2026, 1, 31, tzinfo=UTC)
 
@@ -42,3 +42,26 @@ def test_sigmoid_is_stable_for_large_magnitudes() -> None:
     assert sigmoid(1000) == 1.0
     assert sigmoid(-1000) == 0.0
     assert sigmoid(0) == 0.5
+
+
+def test_a_turn_scores_its_best_block_plus_a_share_of_its_other_blocks() -> None:
+    fused = [("t1-text", 0.030), ("t2-text", 0.029), ("t1-thinking", 0.020)]
+    blocks = {
+        "t1-text": ("t1", "text"),
+        "t2-text": ("t2", "text"),
+        "t1-thinking": ("t1", "thinking"),
+    }
+    scored = turn_scores(fused, blocks, bonus=0.1)
+    assert [item for item, _ in scored] == ["t1-text", "t2-text"]  # one per turn, its best chunk
+    assert dict(scored)["t1-text"] == pytest.approx(0.030 + 0.1 * 0.020)
+    assert dict(scored)["t2-text"] == pytest.approx(0.029)
+
+
+def test_pieces_of_one_split_block_count_once_and_no_bonus_is_plain_max() -> None:
+    # two overlapping pieces of one block are one piece of evidence: no bonus between them
+    fused = [("b-0", 0.020), ("a", 0.019), ("b-1", 0.018)]
+    blocks = {"b-0": ("tb", 0), "b-1": ("tb", 0), "a": ("ta", 0)}
+    assert turn_scores(fused, blocks, bonus=0.5) == [("b-0", 0.020), ("a", 0.019)]
+    two_blocks = {"b-0": ("tb", 0), "b-1": ("tb", 1), "a": ("ta", 0)}
+    assert [i for i, _ in turn_scores(fused, two_blocks, bonus=0.0)] == ["b-0", "a"]
+    assert turn_scores([("x", 1.0)], {}, bonus=0.1) == []  # unknown items are dropped

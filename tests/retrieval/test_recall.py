@@ -161,3 +161,35 @@ def test_each_hit_is_a_different_turn(tmp_path: Path) -> None:
     turns = [(h.chunk.session_id, h.chunk.turn_id) for h in result.hits]
     assert len(turns) == len(set(turns))
     assert turns[0] == ("s", "s-0")
+
+
+def test_a_turn_matched_by_several_blocks_outranks_one_stray_match(tmp_path: Path) -> None:
+    # turn s-0: its thinking and its reply each answer half the question; turn s-1 matches it
+    # in one block, better than either block of s-0 alone
+    both = Turn(
+        Harness.CODEX,
+        "s",
+        "s-0",
+        0,
+        "2026-02-28T00:00:00.000Z",
+        Role.ASSISTANT,
+        (
+            Block(BlockType.THINKING, "pgbouncer runs in transaction mode"),
+            Block(BlockType.TEXT, "so prepared statements are off"),
+        ),
+        "/x",
+        cwd="/w",
+    )
+    stray = _t("s", 1, "pgbouncer prepared statements transaction mode pooling")
+    store = _store(tmp_path, [both, stray, _t("s", 2, "unrelated words here")])
+    query = "pgbouncer prepared statements transaction mode"
+    plain = replace(RECALL, turn_bonus=0.0, half_life_days=0, neighbors=0)
+    first = recall(
+        store, query, embedder=BagOfWordsEmbedder(), reranker=None, params=plain, now=NOW
+    )
+    assert first.hits[0].chunk.turn_id == "s-1"  # best single block wins without the bonus
+    with_bonus = replace(RECALL, turn_bonus=0.1, half_life_days=0, neighbors=0)
+    bonus = recall(
+        store, query, embedder=BagOfWordsEmbedder(), reranker=None, params=with_bonus, now=NOW
+    )
+    assert [h.chunk.turn_id for h in bonus.hits[:2]] == ["s-0", "s-1"]

@@ -24,6 +24,7 @@ from funes.commands.runtime import Runtime
 from funes.commands.scrub import gate_store
 from funes.commands.status import run_status
 from funes.ingest import IndexJob, index
+from funes.ingest.embed_input import stored_embedding_inputs
 from funes.ingest.scrub import scrub
 from funes.redact import RULES_VERSION, default_scanner
 from funes.retrieval import get_turns, recall
@@ -183,7 +184,8 @@ def test_scrub_rewrites_old_rows_in_place_and_keeps_untouched_vectors(tmp_path: 
         assert set(vec_after) == set(text_after)  # every surviving chunk still has a vector
         for rowid in text_after:
             if rowid in rewritten:
-                expected = store._vector_bytes(embedder.embed([text_after[rowid]]))[0]
+                embedded = stored_embedding_inputs(store, [(rowid, text_after[rowid])])
+                expected = store._vector_bytes(embedder.embed(embedded))[0]
                 assert vec_after[rowid] == expected != vec_before[rowid]
             else:
                 assert vec_after[rowid] == vec_before[rowid]

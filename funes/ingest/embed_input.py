@@ -1,0 +1,28 @@
+"""What the embedder reads for chunks already in a memory (backfill, scrub re-embedding).
+
+The index loop builds each chunk's embedding input while it reads the turns (funes.chunks
+`embedding_input`, the prompt from `turn_prompt`); stored chunks get the same input, with the
+prompt context looked up in the memory, under the memory's own recipe.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from funes.chunks import LEGACY_EMBED_INPUT, embedding_input
+from funes.store import Store
+
+
+def stored_embedding_inputs(store: Store, items: Sequence[tuple[int, str]]) -> list[str]:
+    """Embedding inputs for (rowid, text) of stored chunks, row i ↔ items[i]; `text` is what
+    the chunk holds (or will hold, for a scrub rewrite). A rowid no longer stored gets `text`."""
+    recipe = store.embedding_input
+    if recipe == LEGACY_EMBED_INPUT:
+        return [text for _, text in items]
+    rows = store.fetch([r for r, _ in items])
+    # a prompt rewritten in the same batch (scrub) is read in its new, redacted form
+    prompts = store.prompts_before([rows[r] for r, _ in items if r in rows], pending=dict(items))
+    return [
+        embedding_input(text, rows[r].role, prompts.get(r), recipe) if r in rows else text
+        for r, text in items
+    ]
