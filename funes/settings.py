@@ -34,6 +34,10 @@ class RecallParams:
     # share of a hit's score that age never takes: recency re-orders near-ties, it does not bury
     # an old exact answer (0.0 = plain half-life decay; see bench/README.md for the measurements)
     recency_floor: float = 0.9
+    # factor on the score of harness-injected text (Codex <environment_context>, AGENTS.md and
+    # skill preambles, compaction summaries: `Chunk.scaffold`): it repeats in every session and
+    # matched many queries first; at 3/4 it loses near-ties yet still leads when it is the match
+    scaffold_weight: float = 0.75
     # a turn scores its best block + this share of its other blocks' fused scores. 0: a turn is
     # its best chunk. 0.1 gave +4.5..+7 turn hit@5 on the dev set but put an exploring turn
     # (thinking + tool call) above the answer in 2 of the 6 fixture questions (bench/README.md)

@@ -101,7 +101,8 @@ def recall(
                 now,
                 half_life_days=params.half_life_days,
                 floor=params.recency_floor,
-            ),
+            )
+            * (params.scaffold_weight if chunk.scaffold else 1.0),
         )
         for (chunk, _), rel in zip(pool, relevance, strict=True)
     ]

@@ -193,3 +193,35 @@ def test_a_turn_matched_by_several_blocks_outranks_one_stray_match(tmp_path: Pat
         store, query, embedder=BagOfWordsEmbedder(), reranker=None, params=with_bonus, now=NOW
     )
     assert [h.chunk.turn_id for h in bonus.hits[:2]] == ["s-0", "s-1"]
+
+
+def test_harness_injected_scaffold_ranks_below_the_users_own_passage(tmp_path: Path) -> None:
+    # Codex repeats <environment_context> (cwd, shell, sandbox) in every session: it shares the
+    # query's words as much as the real answer does, and must not come first.
+    scaffold = replace(
+        _t("s1", 0, "<environment_context> cwd /srv/app shell bash sandbox workspace-write"),
+        role=Role.USER,
+        scaffold=True,
+    )
+    answer = _t("s1", 1, "the app workspace shell script now runs under bash with set -e")
+    filler = [_t("s2", i, f"unrelated chatter {i}") for i in range(4)]
+    store = _store(tmp_path, [scaffold, answer, *filler])
+    result = recall(
+        store,
+        "app workspace shell bash",
+        embedder=BagOfWordsEmbedder(),
+        reranker=None,
+        params=replace(RECALL, half_life_days=0, neighbors=0),
+        now=NOW,
+    )
+    order = [h.chunk.turn_id for h in result.hits]
+    assert order.index("s1-1") < order.index("s1-0")
+    alone = recall(
+        store,
+        "environment_context sandbox",
+        embedder=BagOfWordsEmbedder(),
+        reranker=None,
+        params=replace(RECALL, half_life_days=0, neighbors=0),
+        now=NOW,
+    )
+    assert alone.hits and alone.hits[0].chunk.turn_id == "s1-0"  # still found when it is the answer
