@@ -26,8 +26,9 @@ from funes.traces import BlockType, Harness, Role
 
 STAGES = (
     "embed_query",
-    "bm25",
+    "bm25",  # overlaps embed_query + vector where recall runs the legs concurrently
     "vector",
+    "bm25_wait",  # then: how much longer than embed_query + vector the BM25 leg took
     "fusion",
     "fetch",
     "rerank",

@@ -1,6 +1,9 @@
 """The read path: BM25 + vector candidates → RRF → turn aggregation → cross-encoder rerank →
 recency → neighbors.
 
+The two candidate legs overlap: BM25 runs on the store's sibling reader in a second thread
+while the query is embedded and searched (sequentially where the store has no reader).
+
 Sees only the Embedder/Reranker protocols and the Store; never a model backend.
 """
 
@@ -8,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from itertools import groupby
 
@@ -59,18 +63,28 @@ def recall(
     notes: list[str] = []
     now = now or datetime.now(UTC)
     legs: list[list[int]] = []
-    if Leg.VECTOR in params.legs:
-        if embedder is not None and store.vectors_available and store.model_id is not None:
-            qv = embedder.embed_query(query)
+    searchable = store.vectors_available and store.model_id is not None
+    vector_by = embedder if Leg.VECTOR in params.legs and searchable else None
+    if Leg.VECTOR in params.legs and vector_by is None:
+        notes.append("vector search unavailable: lexical (BM25) results only")
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="funes-bm25") as thread:
+        # With both legs, BM25 runs on a sibling connection in a second thread while the query
+        # is embedded and searched (sqlite and onnxruntime release the GIL): the legs overlap.
+        both = vector_by is not None and Leg.BM25 in params.legs
+        beside = store.reader() if both else None
+        pending = thread.submit(_lexical, beside, query, params, filters) if beside else None
+        if vector_by is not None:
+            qv = vector_by.embed_query(query)
             clock.lap("embed_query")
             legs.append([r for r, _ in store.semantic(qv, k=params.leg_depth, filters=filters)])
             clock.lap("vector")
-        else:
-            notes.append("vector search unavailable: lexical (BM25) results only")
-    if Leg.BM25 in params.legs:
-        lexical = [r for r, _ in store.lexical(query, k=params.leg_depth, filters=filters)]
-        clock.lap("bm25")
-        legs.insert(0, lexical)
+        if pending is not None:
+            lexical, clock.timings["bm25"] = pending.result()
+            clock.lap("bm25_wait")  # how much longer than embed_query + vector BM25 took
+            legs.insert(0, lexical)
+        elif Leg.BM25 in params.legs:
+            legs.insert(0, _lexical(store, query, params, filters)[0])
+            clock.lap("bm25")
     fused = rrf(legs, k=params.rrf_k)
     keys = store.block_keys([r for r, _ in fused])
     blocks = {r: ((sid, tid), (sid, tid, b)) for r, (sid, tid, b) in keys.items()}
@@ -115,6 +129,15 @@ def recall(
     ]
     clock.lap("neighbors")
     return RecallResult(hits, notes, clock.timings, reranked)
+
+
+def _lexical(
+    store: Store, query: str, params: RecallParams, filters: Filters
+) -> tuple[list[int], float]:
+    """The BM25 leg's rowids, best first, and its duration in ms."""
+    t0 = time.perf_counter()
+    rowids = [r for r, _ in store.lexical(query, k=params.leg_depth, filters=filters)]
+    return rowids, (time.perf_counter() - t0) * 1000.0
 
 
 def get_turns(

@@ -123,7 +123,8 @@ def _now() -> str:
 
 
 class Store:
-    """An open memory. Not thread-safe: one Store per thread or process."""
+    """An open memory. Not thread-safe: one Store per thread or process (`reader()` gives a
+    second thread its own)."""
 
     def __init__(
         self, path: Path, conn: Connection, *, lock_path: Path | None, has_schema: bool = True
@@ -136,6 +137,9 @@ class Store:
         # its creator was killed first): it reads as an empty memory.
         self._has_schema = has_schema
         self._meta = self._read_meta() if has_schema else {}
+        # The sibling reader of `reader()`: None until opened; False once it cannot be (and in
+        # a sibling itself, which has none of its own).
+        self._reader: Store | bool | None = None
 
     # -- opening -------------------------------------------------------------------------
 
@@ -180,7 +184,35 @@ class Store:
         return cls(path, conn, lock_path=lock, has_schema=version > 0)
 
     def close(self) -> None:
+        if isinstance(self._reader, Store):
+            self._reader.close()
+        self._reader = False
         self._conn.close()
+
+    def reader(self) -> Store | None:
+        """A second, read-only Store on this memory's file, for one query at a time in another
+        thread while this Store runs another (recall's BM25 leg beside its vector leg).
+
+        Opened on the first call, reused after (a warm MCP server pays the open once), closed
+        with this Store. It reads only committed data, as this Store does between its own
+        transactions, and WAL readers do not block each other. None where a second connection
+        cannot be opened: an in-memory database, a file without funes' schema, or an open that
+        fails (then not retried); the caller runs its queries here, one after another.
+        """
+        if self._reader is None:
+            self._reader = self._open_reader()
+        return self._reader if isinstance(self._reader, Store) else None
+
+    def _open_reader(self) -> Store | bool:
+        if str(self.path) == ":memory:" or not self._has_schema:
+            return False
+        try:
+            conn = connect(self.path, readonly=True)
+        except self._conn.module.Error:
+            return False
+        sibling = Store(self.path, conn, lock_path=None)
+        sibling._reader = False
+        return sibling
 
     def __enter__(self) -> Store:
         return self
