@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from funes.chunks import LEGACY_EMBED_INPUT
 from funes.inference import Embedder
 from funes.ingest.embed_input import stored_embedding_inputs
 from funes.redact import Scanner
@@ -103,3 +104,33 @@ def _batch(
     store.rewrite_chunks(
         updates, vectors, redaction_version=scanner.version, drop=drop, passed=passed
     )
+    _refresh_exchanges(store, embedder, [r for r, _ in updates], report)
+
+
+def _refresh_exchanges(
+    store: Store, embedder: Embedder | None, rewritten: list[int], report: ScrubReport
+) -> None:
+    """Re-embed the chunks whose embedding context is a prompt this batch rewrote.
+
+    Under the prompt-context recipe an assistant or tool chunk is embedded with the user
+    prompt that opened its exchange: when the prompt held a secret, so did their embedding
+    input. Their texts and redaction versions stay as they are; only the vectors change
+    (dropped without an embedder, for a later backfill)."""
+    if store.embedding_input == LEGACY_EMBED_INPUT or not rewritten:
+        return
+    if not (store.vectors_available and store.model_id is not None):
+        return
+    rows = store.fetch(rewritten)
+    prompts = [c for c in rows.values() if c.role == "user" and c.block_type == "text"]
+    done = set(rewritten)
+    stale: list[tuple[int, str]] = []
+    for prompt in prompts:
+        for rowid, text in store.exchange(prompt):
+            if rowid not in done:
+                done.add(rowid)
+                stale.append((rowid, text))
+    if not stale:
+        return
+    vectors = embedder.embed(stored_embedding_inputs(store, stale)) if embedder else None
+    store.replace_vectors([r for r, _ in stale], vectors)
+    report.chunks_reembedded += len(stale) if vectors is not None else 0

@@ -511,6 +511,27 @@ class Store:
             if passed:
                 redaction.mark(self._raw, list(passed), redaction_version)
 
+    def replace_vectors(self, rowids: Sequence[int], vectors: NDArray[np.float32] | None) -> None:
+        """One transaction: give each chunk `rowids[i]` the vector `vectors[i]`, its text and
+        redaction version untouched; without `vectors` the old vectors are dropped (a later
+        backfill embeds them again)."""
+        has_vec = self._conn.vectors and self.model_id is not None
+        if not has_vec or not rowids:
+            return
+        blobs = self._vector_bytes(vectors) if vectors is not None else None
+        meta = redaction.vector_meta(self._raw, list(rowids)) if blobs is not None else {}
+        with self._tx():
+            for i, rowid in enumerate(rowids):
+                self._raw.execute("delete from chunks_vec where rowid = ?", (rowid,))
+                if blobs is not None and rowid in meta:
+                    self._insert_vector(rowid, blobs[i], *meta[rowid])
+
+    @_reads
+    def exchange(self, prompt: StoredChunk) -> list[tuple[int, str]]:
+        """(rowid, text) of the assistant and tool chunks whose embedding context is the user
+        prompt `prompt` (see funes.chunks.embedding_input); [] when it opens none."""
+        return queries.exchange(self._raw, session_id=prompt.session_id, seq=prompt.seq)
+
     def set_redaction_floor(self, version: int) -> None:
         with self._tx():
             redaction.set_floor(self._raw, version)

@@ -169,6 +169,28 @@ def prompt_before(raw: Any, *, session_id: str, seq: int) -> tuple[int, str] | N
     return None if row is None else (int(row[0]), str(row[1]))
 
 
+def exchange(raw: Any, *, session_id: str, seq: int) -> list[tuple[int, str]]:
+    """(rowid, text) of the non-user chunks a user prompt at turn `seq` opens: later turns of
+    the session up to the next user prompt (what `prompt_before` pairs with that prompt)."""
+    session = session_key(raw, session_id)
+    if session is None:
+        return []
+    row = raw.execute(
+        """select min(seq) from chunks where session = ? and seq > ? and role = 'user'
+           and block_type = 'text' and not scaffold""",
+        (session, seq),
+    ).fetchone()
+    upto = row[0] if row is not None and row[0] is not None else _MAX_LIMIT
+    return [
+        (int(r[0]), str(r[1]))
+        for r in raw.execute(
+            """select rowid, text from chunks where session = ? and seq >= ? and seq < ?
+               and role != 'user' order by seq, block_idx, split_idx""",
+            (session, seq, upto),
+        )
+    ]
+
+
 def adjacent(
     raw: Any, *, session_id: str, position: tuple[int, int, int], n: int
 ) -> list[tuple[Any, ...]]:

@@ -176,19 +176,25 @@ def test_scrub_rewrites_old_rows_in_place_and_keeps_untouched_vectors(tmp_path: 
         text_before = dict(store.raw.execute("select rowid, text from chunks"))
         report = scrub(store, default_scanner(), embedder, only_outdated=True)
         assert report.chunks_rewritten > 0 and report.findings >= len(CASES)
-        assert report.chunks_reembedded == report.chunks_rewritten
         text_after = dict(store.raw.execute("select rowid, text from chunks"))
         vec_after = dict(store.raw.execute("select rowid, embedding from chunks_vec"))
         rewritten = {r for r in text_after if text_after[r] != text_before[r]}
         assert len(rewritten) == report.chunks_rewritten
         assert set(vec_after) == set(text_after)  # every surviving chunk still has a vector
+        # Every vector is the embedding of what the memory embeds now: a rewritten chunk's new
+        # text, and for a reply or tool output, the redacted prompt of its exchange too (the
+        # prompts here hold secrets); a chunk whose input did not change keeps its vector.
+        refreshed = 0
         for rowid in text_after:
-            if rowid in rewritten:
-                embedded = stored_embedding_inputs(store, [(rowid, text_after[rowid])])
-                expected = store._vector_bytes(embedder.embed(embedded))[0]
-                assert vec_after[rowid] == expected != vec_before[rowid]
-            else:
-                assert vec_after[rowid] == vec_before[rowid]
+            embedded = stored_embedding_inputs(store, [(rowid, text_after[rowid])])
+            expected = store._vector_bytes(embedder.embed(embedded))[0]
+            assert vec_after[rowid] == expected, rowid
+            if rowid not in rewritten and vec_after[rowid] != vec_before[rowid]:
+                refreshed += 1
+        assert refreshed > 0  # replies to prompts that held a secret were re-embedded
+        assert report.chunks_reembedded == report.chunks_rewritten + refreshed
+        unchanged = [r for r in text_after if r not in rewritten and vec_after[r] == vec_before[r]]
+        assert len(unchanged) > len(text_after) // 2  # and nothing else was
         assert (
             store.raw.execute("select min(redaction_version) from chunks").fetchone()[0]
             == RULES_VERSION
