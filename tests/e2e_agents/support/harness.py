@@ -419,8 +419,13 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
 
 
 def assert_turn_recalled(box: Sandbox, query: str, session_id: str, words: str) -> Hit:
-    """`funes recall QUERY` ranks first a passage of `session_id` holding `words`, whose `→ get`
-    line opens that very turn (`funes get` shows the turn, with `words` in it)."""
+    """`funes recall QUERY` ranks first a passage of `session_id` (right agent, local memory),
+    and among its hits is the turn holding `words`, whose `→ get` line opens that very turn
+    (`funes get` shows the turn, with `words` in it); that hit is returned.
+
+    The first hit may be another turn of the same exchange: replies and tool outputs are
+    embedded with the prompt that opened their exchange, so for a query made of the prompt's
+    own words a tool output that also shares one of them can outrank the prompt."""
     hits = box.recall(query)
     assert hits, f"funes recall {query!r} found nothing\nworker.log:\n{box.worker_log()}"
     top = hits[0]
@@ -428,8 +433,11 @@ def assert_turn_recalled(box: Sandbox, query: str, session_id: str, words: str) 
     assert top.session_id == session_id, (top, session_id)
     assert session_id.startswith(top.session8), top
     assert top.memory == "local", top
-    assert words in top.text, top
-    shown = box.get(top.session_id, top.turn_id)
-    assert f" turn={top.turn_id}\n" in shown, shown
+    holding = [h for h in hits if h.session_id == session_id and words in h.text]
+    assert holding, hits
+    hit = holding[0]
+    assert hit.harness == HARNESS[box.agent] and hit.memory == "local", hit
+    shown = box.get(hit.session_id, hit.turn_id)
+    assert f" turn={hit.turn_id}\n" in shown, shown
     assert words in shown, shown
-    return top
+    return hit
