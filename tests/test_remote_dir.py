@@ -108,6 +108,7 @@ def test_the_lance_schema_is_pinned(tmp_path: Path) -> None:
     assert schema.metadata == {
         b"embedding_model": b"m@1",
         b"embedding_dim": b"384",
+        b"embedding_input": b"prompt-context/1",
         b"funes_format": b"funes-lance/1",
     }
 
@@ -121,6 +122,37 @@ def test_the_lance_schema_is_pinned(tmp_path: Path) -> None:
     )
     indexes = lance_export.open_dataset(tmp_path / "d" / "chunks.lance").describe_indices()
     assert {i.name for i in indexes} == {"text_idx"}  # a vector index waits for 256 rows
+
+
+def test_a_remote_records_its_embedding_recipe_and_a_push_of_another_recipe_warns(
+    tmp_path: Path,
+) -> None:
+    import sqlite3
+
+    legacy = _runtime(tmp_path / "legacy")
+    _index(legacy, tmp_path, "legacy", [("user", "why the heron cache?"), ("assistant", "Speed.")])
+    raw = sqlite3.connect(legacy.paths.memory_db)  # a memory built before recipes were recorded
+    with raw:
+        raw.execute("delete from meta where key = 'embedding_input'")
+    raw.close()
+    shared = tmp_path / "shared"
+    first = run_push(legacy, parse_memory(str(shared), legacy), PushRequest(create=True))
+    assert first.pushed == 2 and first.notes == []
+    written = lance_export.open_dataset(shared / "chunks.lance").schema
+    assert written.metadata[b"embedding_input"] == b"text"
+
+    reader = _runtime(tmp_path / "reader")
+    assert run_recall(reader, parse_memory(str(shared), reader), RecallRequest("heron")).result.hits
+    [copy] = (tmp_path / "reader" / "data" / "remotes").rglob("*.db")
+    meta = dict(sqlite3.connect(copy).execute("select key, value from meta"))
+    assert meta["embedding_input"] == "text"  # the copy says what its vectors were made with
+
+    fresh = _runtime(tmp_path / "fresh")
+    _index(fresh, tmp_path, "fresh", [("user", "and the egret?"), ("assistant", "Size.")])
+    mixed = run_push(fresh, parse_memory(str(shared), fresh), PushRequest(assume_yes=True))
+    assert mixed.pushed == 2
+    [note] = mixed.notes
+    assert "`text` embedding recipe" in note and "`prompt-context/1`" in note
 
 
 def test_pushes_append_only_new_chunks_and_status_counts_what_is_not_pushed(tmp_path: Path) -> None:

@@ -62,6 +62,8 @@ def push(rt: Runtime, remote: str, create: bool, private: bool, yes: bool) -> No
             f"pushed {report.pushed} chunks to {report.remote} (commit {(report.commit or '')[:12]}; "
             f"{report.remote_chunks} chunks there now)"
         )
+    for note in report.notes:
+        click.echo(f"funes: warning: {note}", err=True)
     if report.unembedded:
         click.echo(
             f"  {report.unembedded} chunks have no vector yet and were not pushed (run `funes index`)",

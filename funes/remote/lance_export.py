@@ -29,7 +29,8 @@ holds one at `chunks.lance/`. Column names and order follow the Rust reference
     redaction_version  int32    not null  the redaction rule set applied at index time
 
 Schema metadata: `embedding_model` (the embedder's model id, e.g.
-`BAAI/bge-small-en-v1.5@<revision>`), `embedding_dim`, `funes_format` (`funes-lance/1`).
+`BAAI/bge-small-en-v1.5@<revision>`), `embedding_dim`, `embedding_input` (the recipe of the
+memory that created the dataset; absent = `text`), `funes_format` (`funes-lance/1`).
 A reader refuses a dataset whose model or dimension differ from the memory it is merged
 with. Indexes: `text_idx` (INVERTED, full text) always; `vector_idx` (IVF_PQ, L2) once the
 dataset holds `MIN_VECTOR_INDEX_ROWS` rows; appended rows are folded in as index deltas when
@@ -43,6 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from funes.chunks import EMBED_INPUT, LEGACY_EMBED_INPUT
 from funes.errors import IncompatibleStore, RemoteError
 from funes.store.export import ExportRow
 
@@ -91,10 +93,12 @@ class DatasetInfo:
     dim: int
     rows: int
     version: int
+    embedding_input: str = LEGACY_EMBED_INPUT  # the recipe of the first push (funes.chunks)
 
 
-def arrow_schema(model_id: str, dim: int) -> pa.Schema:
-    """The Arrow schema of a funes Lance dataset for `model_id` vectors of `dim` floats."""
+def arrow_schema(model_id: str, dim: int, embedding_input: str = EMBED_INPUT) -> pa.Schema:
+    """The Arrow schema of a funes Lance dataset for `model_id` vectors of `dim` floats,
+    embedded under the `embedding_input` recipe (funes.chunks)."""
     import pyarrow as pa
 
     types = {"string": pa.string(), "int64": pa.int64(), "int32": pa.int32(), "bool": pa.bool_()}
@@ -106,7 +110,12 @@ def arrow_schema(model_id: str, dim: int) -> pa.Schema:
         )
         for name, kind, nullable, _ in COLUMNS
     ]
-    meta = {"embedding_model": model_id, "embedding_dim": str(dim), "funes_format": FORMAT}
+    meta = {
+        "embedding_model": model_id,
+        "embedding_dim": str(dim),
+        "embedding_input": embedding_input,
+        "funes_format": FORMAT,
+    }
     return pa.schema(fields, metadata=meta)
 
 
@@ -149,6 +158,12 @@ def _meta(schema: pa.Schema) -> tuple[str | None, int]:
     return (model.decode() if model else None), int(dim)
 
 
+def _recipe(schema: pa.Schema) -> str:
+    """The embedding recipe a dataset declares (datasets from before recipes: the legacy one)."""
+    value = (schema.metadata or {}).get(b"embedding_input")
+    return value.decode() if value else LEGACY_EMBED_INPUT
+
+
 def open_dataset(dataset: Path, *, version: int | None = None) -> Any:
     """Open the Lance dataset at `dataset` (at `version`, else its latest)."""
     import lance
@@ -161,7 +176,7 @@ def info(dataset: Path, *, version: int | None = None) -> DatasetInfo:
     try:
         ds = open_dataset(dataset, version=version)
         model, dim = _meta(ds.schema)
-        return DatasetInfo(model, dim, ds.count_rows(), ds.version)
+        return DatasetInfo(model, dim, ds.count_rows(), ds.version, _recipe(ds.schema))
     except Exception as exc:
         raise RemoteError(
             f"cannot read the Lance dataset at {dataset}: {type(exc).__name__}: {exc}"
@@ -185,8 +200,10 @@ def write(
     *,
     model_id: str,
     dim: int,
+    embedding_input: str = EMBED_INPUT,
 ) -> int:
-    """Append the batches to the dataset at `dataset` (creating it); returns rows written.
+    """Append the batches to the dataset at `dataset` (creating it, stamped with
+    `embedding_input`); returns rows written.
 
     Streams: one Arrow batch in memory at a time. The caller makes sure there is at least one
     row (an empty append would still create a dataset version).
@@ -201,7 +218,7 @@ def write(
         )
         schema, mode = ds.schema, "append"
     else:
-        schema, mode = arrow_schema(model_id, dim), "create"
+        schema, mode = arrow_schema(model_id, dim, embedding_input), "create"
     written = 0
 
     def gen() -> Iterator[pa.RecordBatch]:

@@ -68,6 +68,7 @@ class PushReport:
     attempts: int = 0
     remote_chunks: int = 0  # rows in the remote dataset after the push
     index_actions: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # warnings for the user (no text of chunks)
 
 
 def _now() -> str:
@@ -98,13 +99,19 @@ def _prepare(remote: Remote, options: PushOptions, report: PushReport) -> None:
         report.created = True
 
 
-def _load_remote_ids(box: Outbox, snap: Snapshot, label: str) -> None:
+def _load_remote_ids(box: Outbox, snap: Snapshot, label: str, report: PushReport) -> None:
     box.reset_remote()
     if not snap.has_dataset:
         return
     found = lance_export.info(snap.dataset, version=snap.version)
     assert box.model_id is not None
     lance_export.check_compat(found, box.model_id, box.dim, where=label)
+    if found.embedding_input != box.embedding_input and not report.notes:
+        report.notes.append(
+            f"{label} was built with the `{found.embedding_input}` embedding recipe and this "
+            f"memory embeds with `{box.embedding_input}`: recall works on both, but ranks their "
+            "chunks less evenly (a remote fed only by memories of one recipe ranks best)"
+        )
     for ids in lance_export.iter_ids(snap.dataset, version=snap.version):
         box.add_remote(ids)
 
@@ -153,7 +160,7 @@ def push(
         for attempt in range(1, MAX_ATTEMPTS + 1):
             report.attempts = attempt
             snap = remote.snapshot(remote.head())
-            _load_remote_ids(box, snap, remote.label)
+            _load_remote_ids(box, snap, remote.label, report)
             meta = {"remote": remote.label, "commit": snap.commit, "checked_at": _now()}
             if not gated:
                 counts = box.counts()
@@ -194,7 +201,11 @@ def push(
                 table = root / lance_export.TABLE
                 assert box.model_id is not None
                 built["rows"] = lance_export.write(
-                    table, box.to_publish(), model_id=box.model_id, dim=box.dim
+                    table,
+                    box.to_publish(),
+                    model_id=box.model_id,
+                    dim=box.dim,
+                    embedding_input=box.embedding_input,
                 )
                 built["actions"] = lance_export.maintain_indexes(table)
                 total = lance_export.info(table).rows

@@ -171,7 +171,12 @@ def _build(
     skipped = 0
     store = Store.open(tmp, lock_path=tmp.with_suffix(".lock"))
     try:
-        store.stamp_model(found.model_id, found.dim, element=DEFAULT_VECTOR_ELEMENT)
+        store.stamp_model(
+            found.model_id,
+            found.dim,
+            element=DEFAULT_VECTOR_ELEMENT,
+            embedding_input=found.embedding_input,
+        )
         for batch in lance_export.iter_rows(
             snap.dataset, version=snap.version, skip_fragments=done
         ):

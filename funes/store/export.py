@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
+from funes.chunks import LEGACY_EMBED_INPUT
 from funes.errors import StoreError
 from funes.store.db import (
     _load_vec,
@@ -99,6 +100,7 @@ class Outbox:
         )
         meta = dict(self._raw.execute("select key, value from mem.meta").fetchall())
         self.model_id: str | None = meta.get("embedding_model")
+        self.embedding_input: str = meta.get("embedding_input", LEGACY_EMBED_INPUT)
         self.dim = int(meta.get("embedding_dim") or 0)
         self.element = meta.get("vector_element") or "float"
         self.scale = float(meta.get("vector_scale") or 1.0)
