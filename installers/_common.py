@@ -148,10 +148,14 @@ def backup_once(path: Path, backups: Path) -> Path | None:
     """
     backups.mkdir(parents=True, exist_ok=True, mode=0o700)
     target = backups / (_slug(path) + ".orig")
-    if target.exists() or _created_marker(path, backups).exists():
+    if _created_marker(path, backups).exists():
         return None
     if not path.exists():
+        if target.exists():  # from an earlier install; the file has gone since: funes creates it
+            target.replace(target.with_name(target.name + ".previous"))
         _created_marker(path, backups).write_text(str(path) + "\n")
+        return None
+    if target.exists():
         return None
     atomic_write(target, path.read_bytes(), mode=0o600)
     return target
@@ -251,11 +255,22 @@ def restored_json(path: Path, data: dict[str, Any], original: str | None, ctx: C
     """
     try:
         before = (ctx.backups / (_slug(path) + ".orig")).read_text(encoding="utf-8")
-        if json.loads(before) == data:
+        if _pruned(json.loads(before)) == _pruned(data):
             return before
     except (OSError, ValueError):
         pass
     return dump_json(data, original)
+
+
+def _pruned(value: Any) -> Any:
+    """`value` without empty objects and arrays (removal drops the `hooks: {}` or
+    `mcpServers: {}` it empties, which the user may have had before funes)."""
+    if isinstance(value, dict):
+        out = {k: _pruned(v) for k, v in value.items()}
+        return {k: v for k, v in out.items() if v not in ({}, [])}
+    if isinstance(value, list):
+        return [_pruned(v) for v in value]
+    return value
 
 
 def _indent_of(text: str | None) -> int | None:

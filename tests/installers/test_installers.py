@@ -455,3 +455,35 @@ def test_default_model_settings_are_not_written_into_the_mcp_registration(
     rt = Runtime.resolve()
     run_add(rt, agent_harness(agent))
     assert registered_mcp_env(agent, isolated_env) == {"FUNES_HOME": str(rt.paths.home)}
+
+
+@pytest.mark.parametrize(
+    ("parts", "text"),
+    [
+        ((".claude.json",), '{\n  "numStartups": 3,\n  "mcpServers": {}\n}\n'),
+        ((".claude", "settings.json"), '{\n  "hooks": {}\n}\n'),
+    ],
+)
+def test_remove_gives_back_an_empty_object_the_user_had(
+    rt: Runtime, isolated_env: Path, parts: tuple[str, ...], text: str
+) -> None:
+    path = isolated_env.joinpath(*parts)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    run_add(rt, agent_harness("claude"))
+    run_remove(rt, agent_harness("claude"))
+    assert path.read_text() == text
+
+
+def test_a_config_deleted_between_two_installs_is_not_left_behind_by_the_second_remove(
+    rt: Runtime, isolated_env: Path
+) -> None:
+    path = isolated_env / ".claude.json"
+    path.write_text('{"a": 1}\n')
+    run_add(rt, agent_harness("claude"))
+    run_remove(rt, agent_harness("claude"))
+    path.unlink()  # the user (or Claude Code) deletes it
+    run_add(rt, agent_harness("claude"))
+    assert path.exists()
+    run_remove(rt, agent_harness("claude"))
+    assert not path.exists()
