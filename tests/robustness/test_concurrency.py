@@ -113,42 +113,45 @@ def test_everything_at_once_loses_nothing_duplicates_nothing_and_blocks_no_reade
     hooks_fired = [0]
 
     def hooker() -> None:
-        projects = home / ".claude" / "projects"
         while not stop.is_set():
-            for path in sorted(projects.rglob("*.jsonl"))[-3:]:
-                payload = {
-                    "session_id": path.stem,
-                    "transcript_path": str(path),
-                    "cwd": "/w",
-                    "hook_event_name": "Stop",
-                }
-                proc = subprocess.run(
-                    [
-                        sys.executable,
-                        "-I",
-                        "-S",
-                        str(HOOK),
-                        "--agent",
-                        "claude",
-                        "--spool",
-                        str(spool),
-                        "--python",
-                        str(shim),
-                        "--home",
-                        env["FUNES_HOME"],
-                        "--event",
-                        "Stop",
-                    ],
-                    input=json.dumps(payload),
-                    env=env,
-                    capture_output=True,
-                    text=True,
-                    timeout=60,
-                )
-                if proc.returncode != 0 or proc.stdout:
-                    problems.append(f"hook: exit {proc.returncode}, stdout {proc.stdout!r}")
-                hooks_fired[0] += 1
+            fire_hooks()
             time.sleep(0.3)
+
+    def fire_hooks() -> None:
+        projects = home / ".claude" / "projects"
+        for path in sorted(projects.rglob("*.jsonl"))[-3:]:
+            payload = {
+                "session_id": path.stem,
+                "transcript_path": str(path),
+                "cwd": "/w",
+                "hook_event_name": "Stop",
+            }
+            proc = subprocess.run(
+                [
+                    sys.executable,
+                    "-I",
+                    "-S",
+                    str(HOOK),
+                    "--agent",
+                    "claude",
+                    "--spool",
+                    str(spool),
+                    "--python",
+                    str(shim),
+                    "--home",
+                    env["FUNES_HOME"],
+                    "--event",
+                    "Stop",
+                ],
+                input=json.dumps(payload),
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            if proc.returncode != 0 or proc.stdout:
+                problems.append(f"hook: exit {proc.returncode}, stdout {proc.stdout!r}")
+            hooks_fired[0] += 1
 
     def reader(n: int) -> None:
         emb = BagOfWordsEmbedder()
@@ -210,6 +213,9 @@ def test_everything_at_once_loses_nothing_duplicates_nothing_and_blocks_no_reade
     assert cli_runs[0] >= 3
 
     assert hooks_fired[0] >= 3
+    # The index runs drain the spool too and hold the worker lock while they do: a storm can
+    # pass without any hook finding the lock free. One more turn after it starts a worker.
+    fire_hooks()
     deadline = time.monotonic() + 120  # the detached workers finish their last entries
     while time.monotonic() < deadline and (
         list((spool / "new").glob("*")) or list((spool / "claimed").glob("*"))
