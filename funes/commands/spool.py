@@ -24,10 +24,11 @@ from funes.ingest import (
     IndexJob,
     Spool,
     SpoolEntry,
+    apply_plan,
     claim_batch,
     fail,
     group_by_memory,
-    process,
+    plan_entries,
     worker_active,
     worker_lock,
 )
@@ -92,7 +93,12 @@ def _drain_memory(
     params: SpoolParams,
     report: DrainReport,
 ) -> None:
+    # Settle the transcripts before taking the memory: a `funes index` must not wait on a
+    # worker that is only waiting for an agent to finish writing its turn.
     try:
+        drain = plan_entries(
+            spool, items, sources_for=lambda e: _sources(rt, e), params=params, report=report
+        )
         store = open_for_write(rt, parse_memory(memory, rt))
         try:
             with store.writing(wait_s=params.store_wait_s):
@@ -105,14 +111,7 @@ def _drain_memory(
                     params=INDEX,
                     host=rt.host,
                 )
-                process(
-                    spool,
-                    items,
-                    job,
-                    sources_for=lambda e: _sources(rt, e),
-                    params=params,
-                    report=report,
-                )
+                apply_plan(spool, drain, job, params=params, report=report)
         finally:
             store.close()
     except StoreLocked:

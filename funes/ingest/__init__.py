@@ -13,10 +13,13 @@ from __future__ import annotations
 
 from funes.ingest.drain import (
     Claimed,
+    DrainPlan,
     DrainReport,
+    apply_plan,
     claim_batch,
     fail,
     group_by_memory,
+    plan_entries,
     process,
     settle,
 )
@@ -49,6 +52,7 @@ __all__ = [
     "TOP_TIER",
     "AgentBacklog",
     "Claimed",
+    "DrainPlan",
     "DrainReport",
     "EntryError",
     "IndexJob",
@@ -60,6 +64,7 @@ __all__ = [
     "UnitFailure",
     "Watcher",
     "WatchRoot",
+    "apply_plan",
     "backfill_vectors",
     "claim_batch",
     "fail",
@@ -68,6 +73,7 @@ __all__ = [
     "index_unit",
     "order_units",
     "owed",
+    "plan_entries",
     "process",
     "scrub",
     "settle",

@@ -1,8 +1,9 @@
 """Draining the spool: claim entries, settle their transcripts, index the units they name.
 
 A worker (`funes spool drain`, one at a time by the spool's worker lock) claims entries by
-rename (new/ → claimed/), coalesces them per unit, waits for each transcript to stop
-growing, indexes it incrementally under the memory's writer lock, and deletes an entry only
+rename (new/ → claimed/), coalesces them per unit and waits for each transcript to stop
+growing (`plan_entries`, memory untouched), then indexes incrementally under the memory's
+writer lock (`apply_plan`), and deletes an entry only
 after its chunks are committed; failures go back to new/ with `attempts` + 1, or to failed/
 (with a `.err` beside them) after `max_attempts`. See funes.ingest.spool for the layout.
 """
@@ -78,25 +79,31 @@ def settle(paths: Sequence[Path], params: SpoolParams = SPOOL) -> None:
         before = after
 
 
-def process(
+@dataclass(slots=True)
+class DrainPlan:
+    """Claimed entries resolved to the units and sweeps they ask for (no memory touched yet)."""
+
+    claimed: list[Claimed]
+    units: dict[str, tuple[TraceSource, Unit, list[Claimed]]] = field(default_factory=dict)
+    sweeps: dict[str, tuple[list[TraceSource], list[Claimed]]] = field(default_factory=dict)
+
+
+def plan_entries(
     spool: Spool,
     claimed: Sequence[Claimed],
-    job: IndexJob,
     *,
     sources_for: SourcesFor,
     params: SpoolParams = SPOOL,
     report: DrainReport,
-) -> None:
-    """Index what `claimed` entries point at (coalesced per unit) and settle each entry.
+) -> DrainPlan:
+    """Coalesce `claimed` entries per unit and wait for those transcripts to settle.
 
-    Entries naming the same unit are indexed once. An entry whose payload names nothing this
-    source can read (or that asks for it) makes its agent be swept instead. An entry is acked
-    only after its unit's chunks are committed. StoreLocked propagates (the caller releases).
+    Runs before the memory's writer lock is taken: settling waits up to `settle_max_s` for a
+    transcript an agent is still appending to, and a writer must not hold the memory that
+    long. An entry naming no source fails (retried, then parked); one whose payload names
+    nothing readable, or that asks for it, makes its agent be swept.
     """
-    if job.embedder is not None:
-        job.store.stamp_model(job.embedder.model_id, job.embedder.dim)
-    units: dict[str, tuple[TraceSource, Unit, list[Claimed]]] = {}
-    sweeps: dict[str, tuple[list[TraceSource], list[Claimed]]] = {}
+    out = DrainPlan(claimed=list(claimed))
     for item in claimed:
         entry = item.entry
         sources = list(sources_for(entry))
@@ -106,12 +113,30 @@ def process(
         unit_source = _unit_for(sources, entry, report)
         if unit_source is not None:
             source, unit = unit_source
-            units.setdefault(unit.key, (source, unit, []))[2].append(item)
+            out.units.setdefault(unit.key, (source, unit, []))[2].append(item)
         if unit_source is None or entry.sweep:
-            sweeps.setdefault(entry.agent, (sources, []))[1].append(item)
-    settle([u.path for _, u, _ in units.values()], params)
+            out.sweeps.setdefault(entry.agent, (sources, []))[1].append(item)
+    settle([u.path for _, u, _ in out.units.values()], params)
+    return out
+
+
+def apply_plan(
+    spool: Spool,
+    drain: DrainPlan,
+    job: IndexJob,
+    *,
+    params: SpoolParams = SPOOL,
+    report: DrainReport,
+) -> None:
+    """Index a plan's units and sweeps into `job.store` (writer lock held) and settle each entry.
+
+    Entries naming the same unit are indexed once. An entry is acked only after its unit's
+    chunks are committed. StoreLocked propagates (the caller releases the entries).
+    """
+    if job.embedder is not None:
+        job.store.stamp_model(job.embedder.model_id, job.embedder.dim)
     done: dict[str, bool] = {}  # entry name → every unit/sweep it asked for succeeded
-    for key, (source, unit, items) in units.items():
+    for key, (source, unit, items) in drain.units.items():
         fresh = _refreshed(source, unit, items[0].entry) or unit
         ok, error = _index_one(source, fresh, job, report)
         for item in items:
@@ -119,7 +144,7 @@ def process(
             if not ok:
                 log.warning("unit %s failed: %s", key, error)
                 report.errors.append(f"{key}: {error}")
-    for agent, (sources, items) in sweeps.items():
+    for agent, (sources, items) in drain.sweeps.items():
         sub = IndexReport()
         try:
             sub = index(sources, job)
@@ -133,7 +158,7 @@ def process(
             done.setdefault(
                 item.name, True
             )  # a sweep's unit failures are retried by the next sweep
-    for item in claimed:
+    for item in drain.claimed:
         if item.name not in done:
             continue
         if done[item.name]:
@@ -141,6 +166,20 @@ def process(
             report.acked += 1
         else:
             fail(spool, item, "indexing failed (see worker.log)", params, report)
+
+
+def process(
+    spool: Spool,
+    claimed: Sequence[Claimed],
+    job: IndexJob,
+    *,
+    sources_for: SourcesFor,
+    params: SpoolParams = SPOOL,
+    report: DrainReport,
+) -> None:
+    """`plan_entries` then `apply_plan` in one go (for a caller that already holds the writer lock)."""
+    drain = plan_entries(spool, claimed, sources_for=sources_for, params=params, report=report)
+    apply_plan(spool, drain, job, params=params, report=report)
 
 
 def _unit_for(

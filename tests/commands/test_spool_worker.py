@@ -5,7 +5,6 @@ Uses the offline ONNX embedder (FUNES_EMBEDDER from conftest), so vectors are wr
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import signal
@@ -18,53 +17,17 @@ from pathlib import Path
 
 import pytest
 from support.claude import append_turns, session_path, stop_payload
+from support.spool import drain_counts, fire_hook, wait_idle, worker_log
 
 from funes.commands.index import IndexRequest, run_index
 from funes.commands.memory import parse_memory
 from funes.commands.runtime import Runtime
 from funes.commands.spool import run_drain, run_spool_status
-from funes.ingest import Spool, SpoolEntry, worker_active
+from funes.errors import StoreLocked
+from funes.ingest import Spool, SpoolEntry
 from funes.settings import SPOOL
 from funes.store import Store
 from funes.store.lock import writer_lock
-
-REPO = Path(__file__).resolve().parents[2]
-HOOK = REPO / "hooks" / "enqueue.py"
-
-
-def fire_hook(spool: Path, payload: dict[str, object], *, worker: bool = True) -> None:
-    cmd = [
-        sys.executable,
-        "-I",
-        "-S",
-        str(HOOK),
-        "--agent",
-        "claude",
-        "--spool",
-        str(spool),
-        "--python",
-        sys.executable,
-        "--event",
-        "Stop",
-    ]
-    if not worker:
-        cmd.append("--no-worker")
-    done = subprocess.run(cmd, input=json.dumps(payload).encode(), capture_output=True, timeout=60)
-    assert done.returncode == 0 and done.stdout == b""
-
-
-def wait_drained(spool: Spool, timeout_s: float = 120.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        idle = (
-            not spool.pending()
-            and not list(spool.claimed.glob("*.json"))
-            and not worker_active(spool)
-        )
-        if idle and not spool.starting_marker.exists():
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"spool not drained in {timeout_s}s: {spool.pending()[:3]}")
 
 
 def memory_rows(db: Path) -> tuple[set[str], int, int, int]:
@@ -106,14 +69,14 @@ def test_fifty_parallel_hooks_for_one_session_give_exactly_the_chunks_of_one_swe
     with ThreadPoolExecutor(max_workers=50) as pool:
         list(pool.map(lambda _: fire_hook(rt.paths.spool, payload), range(50)))
     spool = Spool(rt.paths.spool)
-    wait_drained(spool)
+    wait_idle(spool)
     ids, count, fts, vec = memory_rows(rt.paths.memory_db)
     assert ids == swept_reference(tmp_path) and len(ids) == 24
     assert count == fts == vec == 24
-    log = (spool.logs / "worker.log").read_text()
-    drains = [line for line in log.splitlines() if " drain: " in line]
-    assert sum(int(line.split("acked=")[1].split()[0]) for line in drains) == 50
-    assert 1 <= len(drains) <= 5, log  # the lock + starting marker keep it to (about) one worker
+    acked = drain_counts(spool, "acked")
+    assert sum(acked) == 50, worker_log(spool)
+    # the lock + starting marker keep it to (about) one worker
+    assert 1 <= len(acked) <= 5, worker_log(spool)
     assert list(spool.failed.iterdir()) == []
 
 
@@ -134,6 +97,39 @@ def test_a_drain_leaves_entries_untouched_when_the_memory_stays_locked(
     assert SpoolEntry.parse((spool.new / name).read_bytes()).attempts == 0
     report = run_drain(rt, params=replace(SPOOL, settle_s=0.0, idle_exit_s=0.0))
     assert report.acked == 1 and report.chunks_written == 4 and spool.pending() == []
+
+
+def test_a_worker_waiting_for_a_growing_transcript_leaves_the_memory_free(
+    rt: Runtime, isolated_env: Path
+) -> None:
+    # The agent is still appending when its hook fires: the worker waits for the transcript to
+    # settle, and must not hold the memory's writer lock meanwhile (a `funes index` run then
+    # would be refused with 75 for up to settle_max_s, batch after batch).
+    import threading
+
+    path = session_path(isolated_env / ".claude", "/w", "growing-session")
+    append_turns(path, "growing-session", "/w", range(2))
+    fire_hook(rt.paths.spool, stop_payload(path, "growing-session", "/w"), worker=False)
+    rt.paths.ensure()
+    params = replace(SPOOL, settle_s=0.5, settle_max_s=4.0, idle_exit_s=0.0)
+    reports = []
+    worker = threading.Thread(target=lambda: reports.append(run_drain(rt, params=params)))
+    worker.start()
+    free, refused = 0, 0
+    for n in range(2, 14):  # ~2.4 s of appends, every 0.2 s: the transcript never settles
+        append_turns(path, "growing-session", "/w", [n])
+        try:
+            with writer_lock(rt.paths.lock_file):
+                free += 1
+        except StoreLocked:
+            refused += 1
+        time.sleep(0.2)
+    worker.join(timeout=60)
+    assert refused == 0 and free == 12
+    [report] = reports
+    assert report.acked == 1 and Spool(rt.paths.spool).pending() == []
+    _, count, _, _ = memory_rows(rt.paths.memory_db)
+    assert count >= 4  # it indexed what was there once it stopped waiting
 
 
 def test_a_second_drain_steps_aside_while_a_worker_holds_the_lock(rt: Runtime) -> None:
@@ -207,7 +203,7 @@ def test_killing_the_worker_at_random_instants_loses_and_duplicates_nothing(
         [sys.executable, "-m", "funes", "spool", "drain"], capture_output=True, timeout=600
     )
     assert final.returncode == 0, final.stderr.decode()
-    wait_drained(spool)
+    wait_idle(spool)
     ids, count, fts, vec = memory_rows(rt.paths.memory_db)
     assert kills >= 5, f"seed {seed}: only {kills} workers were killed mid-run"
     assert count == fts == vec, f"seed {seed}: duplicated or orphaned rows"
@@ -220,23 +216,8 @@ def test_the_worker_reads_the_agent_home_the_hook_ran_with(rt: Runtime, tmp_path
     path = session_path(moved, "/w/moved", "moved-session")
     append_turns(path, "moved-session", "/w/moved", range(2))
     env = dict(os.environ, CLAUDE_CONFIG_DIR=str(moved))
-    cmd = [
-        sys.executable,
-        "-I",
-        "-S",
-        str(HOOK),
-        "--agent",
-        "claude",
-        "--spool",
-        str(rt.paths.spool),
-        "--no-worker",
-    ]
-    subprocess.run(
-        cmd,
-        input=json.dumps(stop_payload(path, "moved-session", "/w/moved")).encode(),
-        env=env,
-        check=True,
-    )
+    payload = stop_payload(path, "moved-session", "/w/moved")
+    fire_hook(rt.paths.spool, payload, worker=False, env=env)
     report = run_drain(rt, params=replace(SPOOL, settle_s=0.0, idle_exit_s=0.0))
     assert report.acked == 1 and report.units == 1 and report.chunks_written == 4
 

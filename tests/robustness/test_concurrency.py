@@ -31,13 +31,14 @@ from pathlib import Path
 import pytest
 from fakes import BagOfWordsEmbedder
 from robust_support import FAKE_FUNES, chunk_ids, run_fake_funes
+from support.spool import fire_hook, wait_idle, worker_log
 
+from funes.ingest import Spool
 from funes.paths import Paths
 from funes.retrieval import recall
 from funes.store import Store
 
 APPENDER = Path(__file__).resolve().parent / "appender.py"
-HOOK = Path(__file__).resolve().parents[2] / "hooks" / "enqueue.py"
 STORM_S = float(os.environ.get("FUNES_ROBUST_STORM_S", "20"))
 QUERIES = [
     "kiln glaze",
@@ -126,31 +127,10 @@ def test_everything_at_once_loses_nothing_duplicates_nothing_and_blocks_no_reade
                 "cwd": "/w",
                 "hook_event_name": "Stop",
             }
-            proc = subprocess.run(
-                [
-                    sys.executable,
-                    "-I",
-                    "-S",
-                    str(HOOK),
-                    "--agent",
-                    "claude",
-                    "--spool",
-                    str(spool),
-                    "--python",
-                    str(shim),
-                    "--home",
-                    env["FUNES_HOME"],
-                    "--event",
-                    "Stop",
-                ],
-                input=json.dumps(payload),
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=60,
-            )
-            if proc.returncode != 0 or proc.stdout:
-                problems.append(f"hook: exit {proc.returncode}, stdout {proc.stdout!r}")
+            try:
+                fire_hook(spool, payload, python=shim, home=env["FUNES_HOME"], env=env)
+            except AssertionError as exc:
+                problems.append(f"hook: {exc}")
             hooks_fired[0] += 1
 
     def reader(n: int) -> None:
@@ -216,14 +196,10 @@ def test_everything_at_once_loses_nothing_duplicates_nothing_and_blocks_no_reade
     # The index runs drain the spool too and hold the worker lock while they do: a storm can
     # pass without any hook finding the lock free. One more turn after it starts a worker.
     fire_hooks()
-    deadline = time.monotonic() + 120  # the detached workers finish their last entries
-    while time.monotonic() < deadline and (
-        list((spool / "new").glob("*")) or list((spool / "claimed").glob("*"))
-    ):
-        time.sleep(0.5)
+    wait_idle(Spool(spool), timeout_s=120)  # the detached workers finish and write their lines
     assert not list((spool / "failed").glob("*.json")), "a hook entry failed"
-    worker_log = (spool / "logs" / "worker.log").read_text()
-    assert "drain:" in worker_log and "Traceback" not in worker_log, worker_log[-2000:]
+    log = worker_log(Spool(spool))
+    assert "drain:" in log and "Traceback" not in log, log[-2000:]
     final = run_fake_funes(["index", "--yes"], env)
     clean_output(final)
     assert final.returncode == 0, final.stderr

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.spool import wait_idle
 
 from funes.ingest import Spool, worker_active
 
@@ -359,23 +360,12 @@ class Sandbox:
         Fails (with the spool's logs) when entries are still waiting or parked at the deadline.
         """
         spool = self.spool
-        t0 = time.monotonic()
-        deadline = t0 + timeout_s
-        while True:
-            claimed = list(spool.claimed.glob("*.json")) if spool.claimed.exists() else []
-            busy = spool.pending() or claimed or worker_active(spool)
-            if not busy and "drain:" in self.worker_log():
-                break
-            if time.monotonic() > deadline:
-                pytest.fail(
-                    f"the spool did not drain in {timeout_s:.0f}s: waiting={spool.pending()} "
-                    f"claimed={[p.name for p in claimed]} worker={worker_active(spool)}\n"
-                    f"worker.log:\n{self.worker_log()}\nhook.log:\n{self.hook_log()}"
-                )
-            time.sleep(0.2)
+        waited = wait_idle(spool, timeout_s)
+        if "drain:" not in self.worker_log():
+            pytest.fail(f"no worker ran: worker.log is empty\nhook.log:\n{self.hook_log()}")
         failed = sorted(p.name for p in spool.failed.glob("*")) if spool.failed.exists() else []
         assert not failed, f"parked spool entries: {failed}\nworker.log:\n{self.worker_log()}"
-        return time.monotonic() - t0
+        return waited
 
     def drained_entries(self) -> int:
         """Entries the workers reported (sum of `entries=` over worker.log's drain lines)."""
