@@ -87,7 +87,15 @@ class GetOutcome:
 def run_get(
     rt: Runtime, memory: MemoryRef, session_id: str, turn_id: str, *, window: int
 ) -> GetOutcome:
-    """The turn and its neighbours in the session (empty `turns` when the turn is absent)."""
+    """The turn and its neighbours in the session (empty `turns` when the turn is absent).
+
+    Raises UsageError for a blank session or turn id (before anything is opened).
+    """
+    if not session_id.strip() or not turn_id.strip():
+        raise UsageError(
+            "get needs a session id and a turn id",
+            hint="copy the `→ get` line of a recall hit: funes get <session> <turn>",
+        )
     # ids are stored `printable`; one pasted raw (or with argv bytes not UTF-8) matches too
     session_id, turn_id = printable(session_id), printable(turn_id)
     opened = open_memory(rt, memory)

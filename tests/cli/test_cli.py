@@ -183,6 +183,15 @@ def test_an_empty_recall_query_is_a_usage_error_not_arbitrary_hits(isolated_env:
         assert "a recall query is required" in out.stderr
 
 
+def test_a_blank_get_id_is_a_usage_error_not_an_empty_not_found(isolated_env: Path) -> None:
+    write_session(isolated_env, conversation(PAIRS))
+    funes("index")
+    for args in (("", ""), ("  ", "t1"), ("s1", "")):
+        out = funes("get", *args, check=False)
+        assert out.returncode == 1 and out.stdout == ""
+        assert "get needs a session id and a turn id" in out.stderr
+
+
 def test_scrub_without_a_memory_says_so_and_creates_none(isolated_env: Path) -> None:
     out = funes("scrub", check=False)
     assert out.returncode == 1 and out.stdout == ""
