@@ -478,6 +478,39 @@ def test_closing_stdin_before_the_sdk_loads_exits_at_once(server) -> None:
         os.killpg(mcp.proc.pid, 0)
 
 
+@pytest.mark.parametrize("wait_for_sdk", [False, True], ids=["before-sdk", "after-sdk"])
+def test_requests_written_before_stdin_closes_are_all_answered(
+    server, indexed_memory, wait_for_sdk: bool
+) -> None:
+    # A scripted client (`printf … | funes mcp`) writes its requests and closes stdin at once;
+    # it still reads stdout. Every request it sent gets its answer before the server exits.
+    mcp = server()
+    if wait_for_sdk:
+        assert mcp.initialize()["result"]["protocolVersion"] == "2025-11-25"
+    else:
+        mcp.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": CLAUDE_INIT})
+        mcp.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    calls = {
+        11: {"name": "status", "arguments": {}},
+        12: {"name": "recall", "arguments": {"query": "postgres", "k": 1}},
+        13: {"name": "get", "arguments": {"session_id": "nope", "turn_id": "nope"}},
+    }
+    for rid, params in calls.items():
+        mcp.send({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params})
+    mcp.send({"jsonrpc": "2.0", "id": 14, "method": "ping"})
+    assert mcp.close(timeout_s=120) == 0
+    replies = {
+        frame["id"]: frame
+        for frame in (json.loads(line) for line in mcp.lines)
+        if "method" not in frame
+    }
+    assert set(calls) | {14} <= set(replies), (sorted(replies), mcp.stderr.decode()[-2000:])
+    assert replies[11]["result"]["isError"] is False
+    assert "Postgres" in text_of(replies[12]["result"])
+    assert replies[13]["result"]["isError"] is True
+    assert_pure_protocol(mcp.lines)
+
+
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [

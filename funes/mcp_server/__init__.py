@@ -9,7 +9,8 @@ Start-up: the wire is claimed first and `initialize`/`tools/list` are answered f
 data while a thread imports the SDK (wire.py says why and how the SDK then takes over).
 Models are never loaded at start-up: the embedding model loads on the first `recall`, which,
 when still running after SLOW_FIRST_CALL_S, says so in a progress notification (to clients that
-sent a progressToken) and on stderr. The server exits when stdin closes.
+sent a progressToken) and on stderr. The server exits when stdin closes, once it has answered
+every request it read (wire.Outstanding).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from funes.mcp_server.tools import (
     error_text,
     tool_list,
 )
-from funes.mcp_server.wire import READY, FrameSink, LineSource, Wire, answer_early
+from funes.mcp_server.wire import READY, FrameSink, LineSource, Outstanding, Wire, answer_early
 
 if TYPE_CHECKING:
     from funes.commands.runtime import Runtime
@@ -138,7 +139,8 @@ async def _serve(wire: Wire, phase: Any, tools: Tools) -> None:
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
-    source = LineSource(wire, phase.replay, phase.closed)
-    sink = FrameSink(wire, phase)
+    outstanding = Outstanding()
+    source = LineSource(wire, phase.replay, phase.closed, outstanding)
+    sink = FrameSink(wire, phase, outstanding)
     async with stdio_server(stdin=source, stdout=sink) as (read_stream, write_stream):  # type: ignore[arg-type]
         await server.run(read_stream, write_stream, server.create_initialization_options())

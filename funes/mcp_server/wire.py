@@ -144,41 +144,89 @@ def answer_early(
         phase.answered += 1
 
 
-class LineSource:
-    """The SDK's stdin: the replayed lines, then live lines until EOF (an async text iterator)."""
+class Outstanding:
+    """Ids of the requests handed to the SDK that it has not answered yet.
 
-    def __init__(self, wire: Wire, replay: list[bytes], closed: bool) -> None:
+    At stdin's EOF the SDK answers what is still queued with "Connection closed" and drops the
+    reply of a tool call in flight, yet a scripted client (`printf … | funes mcp`) closes
+    stdin right after writing and still reads stdout: LineSource holds EOF back until this is
+    empty (or DRAIN_AT_EOF_S passes). A request the client cancels (`notifications/cancelled`)
+    needs no answer.
+    """
+
+    def __init__(self) -> None:
+        self._ids: set[str] = set()
+
+    def __bool__(self) -> bool:
+        return bool(self._ids)
+
+    def sent(self, line: bytes) -> None:
+        for message in _messages(line):
+            if "method" in message and message.get("id") is not None:
+                self._ids.add(_key(message["id"]))
+            elif message.get("method") == "notifications/cancelled":
+                params = message.get("params")
+                if isinstance(params, dict):
+                    self._ids.discard(_key(params.get("requestId")))
+
+    def answered(self, text: str) -> None:
+        for message in _messages(text):
+            if "method" not in message and "id" in message:
+                self._ids.discard(_key(message["id"]))
+
+
+DRAIN_AT_EOF_S = 300.0  # longest wait at stdin's EOF for the answers still owed
+
+
+class LineSource:
+    """The SDK's stdin: the replayed lines, then live lines until EOF (an async text iterator).
+
+    EOF is passed on only once every request it handed over has been answered (Outstanding).
+    """
+
+    def __init__(
+        self, wire: Wire, replay: list[bytes], closed: bool, outstanding: Outstanding
+    ) -> None:
         self._wire = wire
         self._replay = replay
         self._closed = closed
+        self._outstanding = outstanding
 
     def __aiter__(self) -> AsyncIterator[str]:
         return self._lines()
 
     async def _lines(self) -> AsyncIterator[str]:
+        import anyio
         import anyio.to_thread
 
         for line in self._replay:
+            self._outstanding.sent(line)
             yield line.decode("utf-8", errors="replace")
-        if self._closed:
-            return
-        while True:
+        while not self._closed:
             item = await anyio.to_thread.run_sync(self._wire.items.get, abandon_on_cancel=True)
             if item is EOF:
-                return
+                break
             if isinstance(item, bytes):
+                self._outstanding.sent(item)
                 yield item.decode("utf-8", errors="replace")
+        with anyio.move_on_after(DRAIN_AT_EOF_S):
+            while self._outstanding:
+                await anyio.sleep(0.02)
+        if self._outstanding:
+            log.warning("stdin closed; gave up waiting for the last answers")
 
 
 class FrameSink:
     """The SDK's stdout: frames go to the wire, except its reply to a replayed `initialize`."""
 
-    def __init__(self, wire: Wire, phase: EarlyPhase) -> None:
+    def __init__(self, wire: Wire, phase: EarlyPhase, outstanding: Outstanding) -> None:
         self._wire = wire
         self._drop_id = phase.initialize_id
         self._sent = phase.initialize_result
+        self._outstanding = outstanding
 
     async def write(self, text: str) -> None:
+        self._outstanding.answered(text)
         if self._sent is not None and _is_reply_to(text, self._drop_id):
             sdk = json.loads(text).get("result")
             if sdk != self._sent:
@@ -193,6 +241,20 @@ class FrameSink:
 
     async def flush(self) -> None:
         return None
+
+
+def _messages(raw: bytes | str) -> list[dict[str, Any]]:
+    """The JSON-RPC messages of one line (a batch array counts each); [] for anything else."""
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return []
+    items = data if isinstance(data, list) else [data]
+    return [m for m in items if isinstance(m, dict)]
+
+
+def _key(rid: Any) -> str:
+    return json.dumps(rid)
 
 
 def _frame(message: dict[str, Any]) -> bytes:
