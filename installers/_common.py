@@ -130,6 +130,60 @@ def is_our_mcp(entry: object) -> bool:
     )
 
 
+def our_hook_commands(hooks: object) -> list[object]:
+    """The commands of funes' handlers in a Claude Code / Codex style `hooks` object."""
+    out: list[object] = []
+    if not isinstance(hooks, dict):
+        return out
+    for groups in hooks.values():
+        for group in groups if isinstance(groups, list) else []:
+            for handler in (group.get("hooks") or []) if isinstance(group, dict) else []:
+                if isinstance(handler, dict) and is_ours(handler.get("command")):
+                    out.append(handler.get("command"))
+    return out
+
+
+def stale_interpreter(commands: list[object], ctx: Context, agent: str) -> list[str]:
+    """Warnings for installed hook commands that no longer reach this funes (at most one).
+
+    A hook names two interpreters: the one that runs the hook script (argv[0]) and the one it
+    starts the worker with (`--python`). After funes is reinstalled elsewhere (a new venv,
+    pipx), the old path is gone, or still runs the old funes, which cannot read a memory the
+    new one upgraded: turns then wait or fail in the spool until `funes add` rewrites them.
+    """
+    for command in commands:
+        try:
+            if isinstance(command, str):
+                argv = shlex.split(command)
+            elif isinstance(command, list):
+                argv = [str(a) for a in command]
+            else:
+                continue
+        except ValueError:
+            continue
+        pythons = argv[:1]
+        if "--python" in argv[:-1]:
+            pythons.append(argv[argv.index("--python") + 1])
+        for python in pythons:
+            if not os.access(python, os.X_OK):
+                return [
+                    f"its funes hook runs {python}, which is gone: run `funes add {agent}` "
+                    "again to point it at this funes"
+                ]
+        if len(pythons) > 1 and not _same_install(pythons[1], ctx.python):
+            return [
+                f"its funes hook starts workers with {pythons[1]}, another funes than this one "
+                f"({ctx.python}): run `funes add {agent}` again to switch it"
+            ]
+    return []
+
+
+def _same_install(a: str, b: str) -> bool:
+    """Interpreters of one install: the same bin directory, symlinks not followed (every venv's
+    python links to the same base interpreter; `python` and `python3` of one venv are one)."""
+    return os.path.dirname(os.path.abspath(a)) == os.path.dirname(os.path.abspath(b))
+
+
 # -- files ----------------------------------------------------------------------------------
 
 

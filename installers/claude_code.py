@@ -28,8 +28,10 @@ from ._common import (
     has_our_hook,
     is_our_mcp,
     load_json_object,
+    our_hook_commands,
     remove_if_created,
     restored_json,
+    stale_interpreter,
     upsert_hook_groups,
     write_if_changed,
 )
@@ -144,6 +146,7 @@ def check(ctx: Context) -> Check:
     servers = data.get("mcpServers")
     result.mcp = isinstance(servers, dict) and is_our_mcp(servers.get(MCP_NAME))
     result.warnings.extend(_blockers(settings, ctx))
+    result.warnings.extend(stale_interpreter(our_hook_commands(hooks), ctx, "claude"))
     return result
 
 

@@ -31,9 +31,11 @@ from ._common import (
     is_our_mcp,
     is_ours,
     load_json_object,
+    our_hook_commands,
     read_text,
     remove_if_created,
     restored_json,
+    stale_interpreter,
     upsert_hook_groups,
     write_if_changed,
 )
@@ -182,6 +184,10 @@ def check(ctx: Context) -> Check:
             "them in /hooks" + (" (notify still indexes every turn)" if notify_ours else "")
         )
     result.warnings.extend(_feature_warnings(doc))
+    commands = our_hook_commands(data.get("hooks"))
+    if notify_ours:
+        commands.insert(0, list(notify) if isinstance(notify, list) else notify)
+    result.warnings.extend(stale_interpreter(commands, ctx, "codex"))
     return result
 
 

@@ -34,6 +34,7 @@ from ._common import (
     load_json_object,
     read_text,
     remove_if_created,
+    stale_interpreter,
     write_if_changed,
 )
 
@@ -259,4 +260,5 @@ def check(ctx: Context) -> Check:
             f"Hermes hooks not approved ({', '.join(missing)}): Hermes skips them outside a "
             "terminal; run `funes add hermes` again or `hermes hooks` to approve"
         )
+    result.warnings.extend(stale_interpreter(list(configured.values()), ctx, "hermes"))
     return result

@@ -27,6 +27,7 @@ from ._common import (
     backup_once,
     read_text,
     remove_if_created,
+    stale_interpreter,
 )
 
 AGENT = "pi"
@@ -177,5 +178,23 @@ def uninstall(ctx: Context) -> Changes:
 
 
 def check(ctx: Context) -> Check:
-    ours = _ours(read_text(extension_path(ctx)))
-    return Check(hooks=ours, mcp=ours)
+    text = read_text(extension_path(ctx))
+    ours = _ours(text)
+    result = Check(hooks=ours, mcp=ours)
+    config = _config(text) if ours else None
+    if config is not None:
+        commands = [config.get("hook"), config.get("cli")]
+        result.warnings.extend(stale_interpreter(commands, ctx, "pi"))
+    return result
+
+
+def _config(text: str | None) -> dict[str, object] | None:
+    """The FUNES object a generated extension embeds (None when it cannot be read)."""
+    if text is None or "const FUNES = " not in text:
+        return None
+    start = text.index("const FUNES = ") + len("const FUNES = ")
+    try:
+        value, _ = json.JSONDecoder().raw_decode(text, start)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None

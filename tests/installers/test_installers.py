@@ -487,3 +487,31 @@ def test_a_config_deleted_between_two_installs_is_not_left_behind_by_the_second_
     assert path.exists()
     run_remove(rt, agent_harness("claude"))
     assert not path.exists()
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_hooks_left_on_another_funes_install_are_reported_until_added_again(
+    rt: Runtime, isolated_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, agent: str
+) -> None:
+    # funes was first installed in another venv; its hooks still name that interpreter.
+    old_bin = tmp_path / "old-venv" / "bin"
+    old_bin.mkdir(parents=True)
+    old_python = old_bin / "python3"
+    old_python.symlink_to(sys.executable)  # a venv's python is a link to the base interpreter
+    with monkeypatch.context() as m:
+        m.setattr(sys, "executable", str(old_python))
+        run_add(rt, agent_harness(agent))
+
+    def warnings() -> list[str]:
+        [check] = [c for c in run_checks(rt) if c.agent == agent]
+        assert check.hooks
+        return [w for w in check.warnings if "funes hook" in w]
+
+    [other] = warnings()
+    assert str(old_python) in other and f"funes add {agent}" in other and "another funes" in other
+    old_python.unlink()  # the old venv is deleted
+    [gone] = warnings()
+    assert f"{old_python}, which is gone" in gone
+    assert any(gone in line for line in run_status(rt, parse_memory(None, rt)).attention)
+    run_add(rt, agent_harness(agent))
+    assert warnings() == []
