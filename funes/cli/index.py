@@ -57,7 +57,7 @@ def index(
         transient=True,
         disable=not console.is_terminal,
     ) as bar:
-        tasks: dict[int, object] = {}
+        tasks: dict[int | str, object] = {}
 
         def on_progress(event: IndexProgress) -> None:
             if event.tier not in tasks:
@@ -66,7 +66,12 @@ def index(
                 )
             bar.update(tasks[event.tier], completed=event.done)  # type: ignore[arg-type]
 
-        outcome = run_index(rt, ref, request, progress=on_progress)
+        def on_reembed(done: int, total: int) -> None:
+            if "reembed" not in tasks:
+                tasks["reembed"] = bar.add_task("re-embedding stored chunks", total=total)
+            bar.update(tasks["reembed"], completed=done)  # type: ignore[arg-type]
+
+        outcome = run_index(rt, ref, request, progress=on_progress, reembed_progress=on_reembed)
     _summary(console, outcome)
     report = outcome.report
     if path is not None and report.failures and report.units_indexed == 0:
@@ -77,6 +82,7 @@ def _summary(console: Console, outcome: IndexOutcome) -> None:
     r = outcome.report
     if r.units_seen == 0:
         console.print("no agent sessions found (Claude Code, Codex, pi, Hermes); nothing to index")
+        _reembed_summary(console, outcome)
         return
     parts = [
         f"indexed {r.chunks_written} new chunks from {r.units_indexed} of {r.units_seen} session files",
@@ -119,6 +125,7 @@ def _summary(console: Console, outcome: IndexOutcome) -> None:
             "comes first, tool calls and output later); run `funes index --yes` to finish",
             highlight=False,
         )
+    _reembed_summary(console, outcome)
     drain = outcome.drain
     if drain is not None and (drain.entries or drain.parked or drain.busy):
         line = f"  spool: {drain.acked} hook entries done, {drain.retried + drain.released} left, {drain.parked} failed"
@@ -130,3 +137,19 @@ def _summary(console: Console, outcome: IndexOutcome) -> None:
             f"  [yellow]warning[/]: vector search unavailable ({outcome.vectors_note}); lexical only",
             highlight=False,
         )
+
+
+def _reembed_summary(console: Console, outcome: IndexOutcome) -> None:
+    upgraded = outcome.reembed
+    if upgraded is None:
+        return
+    state = (
+        f"the memory now embeds with `{upgraded.target}`"
+        if upgraded.finished
+        else f"{upgraded.pending} left: the next `funes index` goes on (or `funes index --yes`)"
+    )
+    console.print(
+        f"  re-embedded {upgraded.chunks} stored chunks from the `{upgraded.source}` recipe of an "
+        f"older funes in {upgraded.elapsed_s:.1f}s; {state}",
+        highlight=False,
+    )

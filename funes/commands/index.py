@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -12,6 +13,7 @@ from funes.commands.runtime import Runtime
 from funes.commands.spool import run_drain
 from funes.errors import UsageError
 from funes.ingest import DrainReport, IndexJob, IndexReport, Progress, index
+from funes.ingest.reembed import ReembedReport, reembed
 from funes.redact import default_scanner
 from funes.settings import INDEX, SPOOL, IndexParams
 from funes.traces import Harness, TraceSource, discover, sources_for_path
@@ -37,6 +39,7 @@ class IndexOutcome:
     vectors: bool
     vectors_note: str | None
     drain: DrainReport | None = None  # the spool drained after the sweep (None: not attempted)
+    reembed: ReembedReport | None = None  # stored chunks moved to the current embedding recipe
 
 
 def sources_for(rt: Runtime, request: IndexRequest) -> list[TraceSource]:
@@ -54,12 +57,18 @@ def run_index(
     request: IndexRequest,
     *,
     progress: Callable[[Progress], None] | None = None,
+    reembed_progress: Callable[[int, int], None] | None = None,
 ) -> IndexOutcome:
     """Index what the request names into `memory` (see IndexRequest).
+
+    A sweep (no path) of a memory built with an older embedding recipe also re-embeds its
+    stored chunks with the current one (funes.ingest.reembed), within what is left of the
+    time budget; `reembed_progress(done, total)` follows it.
 
     Raises StoreLocked when another writer holds the memory, IncompatibleStore when the memory
     was built with another embedding model.
     """
+    started = time.monotonic()
     sources = sources_for(rt, request)
     unbudgeted = request.unbudgeted or request.path is not None
     params: IndexParams = replace(
@@ -84,6 +93,10 @@ def run_index(
                 all_tiers_at_once=unbudgeted,
             )
             report = index(sources, job)
+            upgraded = None
+            if embedder is not None and request.path is None:
+                deadline = None if unbudgeted else started + params.budget_s
+                upgraded = reembed(store, embedder, deadline=deadline, progress=reembed_progress)
         if request.path is not None and report.units_seen == 0:
             raise UsageError(
                 f"{request.path} holds no transcript funes can read",
@@ -97,6 +110,7 @@ def run_index(
             model_id=store.model_id,
             vectors=store.vectors_available,
             vectors_note=store.vectors_unavailable_reason,
+            reembed=upgraded,
         )
     finally:
         store.close()

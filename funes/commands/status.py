@@ -6,6 +6,7 @@ import datetime as dt
 import time
 from dataclasses import dataclass, field
 
+from funes.chunks import EMBED_INPUT
 from funes.commands.agents import agent_harness, run_checks
 from funes.commands.memory import MemoryKind, MemoryRef, open_memory, remote_for
 from funes.commands.push import receipts_dir
@@ -13,6 +14,7 @@ from funes.commands.runtime import Runtime
 from funes.commands.scrub import held_back_summary
 from funes.errors import FunesError, SecretScanFailed
 from funes.ingest import TOP_TIER, AgentBacklog, Spool, owed, worker_active
+from funes.ingest.reembed import chunks_owed
 from funes.remote import receipt_path
 from funes.store import Store, StoreStats
 from funes.store.export import receipt_status
@@ -92,6 +94,7 @@ def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
             if memory.kind is MemoryKind.LOCAL:
                 report.sources = _source_status(rt, store)
                 report.pushes = _push_status(rt, None)
+                _recipe_status(store, report)
             _secrets_status(store, report)
         except FunesError as exc:  # a damaged memory: say so (and what to do), do not fail
             report.attention.append(exc.message + (f" ({exc.hint})" if exc.hint else ""))
@@ -116,6 +119,18 @@ def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
     elif not report.next_steps:
         report.next_steps.append('funes recall "<what you want to remember>"')
     return report
+
+
+def _recipe_status(store: Store, report: StatusReport) -> None:
+    """A memory whose vectors an older funes made: `funes index` re-embeds it (reembed.py)."""
+    owed = chunks_owed(store)
+    if owed:
+        report.attention.append(
+            f"{owed} chunks have vectors of the `{store.embedding_input}` embedding recipe of an "
+            f"older funes: `funes index --yes` re-embeds them with `{EMBED_INPUT}` (replies and "
+            "tool output are found by their prompt too)"
+        )
+        report.next_steps.append("funes index --yes")
 
 
 def _secrets_status(store: Store, report: StatusReport) -> None:

@@ -110,7 +110,8 @@ def _load_remote_ids(box: Outbox, snap: Snapshot, label: str, report: PushReport
         report.notes.append(
             f"{label} was built with the `{found.embedding_input}` embedding recipe and this "
             f"memory embeds with `{box.embedding_input}`: recall works on both, but ranks their "
-            "chunks less evenly (a remote fed only by memories of one recipe ranks best)"
+            "chunks less evenly (a remote fed only by memories of one recipe ranks best; "
+            "`funes index --yes` re-embeds a memory made by an older funes)"
         )
     for ids in lance_export.iter_ids(snap.dataset, version=snap.version):
         box.add_remote(ids)

@@ -244,6 +244,46 @@ class Store:
         return self._meta.get("embedding_input", LEGACY_EMBED_INPUT)
 
     @property
+    def reembedding(self) -> tuple[str, int] | None:
+        """(target recipe, last rowid done) of an unfinished in-place re-embedding, else None.
+
+        Rows up to the watermark hold vectors of the target recipe, later rows (including
+        those written meanwhile, rowids only grow) still of `embedding_input`."""
+        target = self._meta.get("reembed_target")
+        if target is None:
+            return None
+        return target, int(self._meta.get("reembed_upto", "0"))
+
+    def mark_reembedded(self, target: str, upto: int, *, finished: bool = False) -> None:
+        """Record re-embedding progress; `finished`: every row now holds `target` vectors, so
+        `embedding_input` becomes `target` and the progress keys go."""
+        with self._tx():
+            if finished:
+                self._raw.execute(
+                    "insert or replace into meta (key, value) values ('embedding_input', ?)",
+                    (target,),
+                )
+                self._raw.execute(
+                    "delete from meta where key in ('reembed_target', 'reembed_upto')"
+                )
+            else:
+                for key, value in (("reembed_target", target), ("reembed_upto", str(upto))):
+                    self._raw.execute(
+                        "insert or replace into meta (key, value) values (?, ?)", (key, value)
+                    )
+        self._meta = self._read_meta()
+
+    @_reads
+    def texts_after(self, after_rowid: int, *, limit: int) -> list[tuple[int, str]]:
+        """(rowid, text) of up to `limit` chunks past `after_rowid`, in rowid order."""
+        return queries.texts_after(self._raw, after_rowid=after_rowid, limit=limit)
+
+    @_reads
+    def count_after(self, after_rowid: int) -> int:
+        """How many chunks have a rowid above `after_rowid` (0 without a schema)."""
+        return queries.count_after(self._raw, after_rowid=after_rowid) if self._has_schema else 0
+
+    @property
     def dim(self) -> int | None:
         value = self._meta.get("embedding_dim")
         return int(value) if value else None

@@ -247,3 +247,18 @@ def turns_window(raw: Any, *, session_id: str, seq: int, window: int) -> list[tu
             (session, low, high),
         )
     ]
+
+
+def texts_after(raw: Any, *, after_rowid: int, limit: int) -> list[tuple[int, str]]:
+    """(rowid, text) of up to `limit` chunks with rowid > `after_rowid`, in rowid order."""
+    rows = raw.execute(
+        "select rowid, text from chunks where rowid > ? order by rowid limit ?",
+        (after_rowid, limit),
+    ).fetchall()
+    return [(int(r[0]), r[1]) for r in rows]
+
+
+def count_after(raw: Any, *, after_rowid: int) -> int:
+    return int(
+        raw.execute("select count(*) from chunks where rowid > ?", (after_rowid,)).fetchone()[0]
+    )
