@@ -179,9 +179,15 @@ def stale_interpreter(commands: list[object], ctx: Context, agent: str) -> list[
 
 
 def _same_install(a: str, b: str) -> bool:
-    """Interpreters of one install: the same bin directory, symlinks not followed (every venv's
-    python links to the same base interpreter; `python` and `python3` of one venv are one)."""
-    return os.path.dirname(os.path.abspath(a)) == os.path.dirname(os.path.abspath(b))
+    """Interpreters of one install: the same bin directory, the interpreter's own link not
+    followed (every venv's python links to the same base interpreter; `python` and `python3`
+    of one venv are one) but the directory's path resolved (a checkout reached through a
+    linked directory is still one install)."""
+
+    def bin_dir(python: str) -> str:
+        return os.path.realpath(os.path.dirname(os.path.abspath(python)))
+
+    return bin_dir(a) == bin_dir(b)
 
 
 # -- files ----------------------------------------------------------------------------------

@@ -515,3 +515,23 @@ def test_hooks_left_on_another_funes_install_are_reported_until_added_again(
     assert any(gone in line for line in run_status(rt, parse_memory(None, rt)).attention)
     run_add(rt, agent_harness(agent))
     assert warnings() == []
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_one_install_reached_through_a_symlinked_directory_is_not_another_funes(
+    rt: Runtime, isolated_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, agent: str
+) -> None:
+    # The checkout (or venv) is reached through a linked path, e.g. ~/src -> /data/src: the
+    # hook was written with one spelling of the bin directory, `funes status` runs with another.
+    venv_bin = tmp_path / "data" / "venv" / "bin"
+    venv_bin.mkdir(parents=True)
+    (venv_bin / "python3").symlink_to(sys.executable)
+    (tmp_path / "src").symlink_to(tmp_path / "data")
+    linked_python = tmp_path / "src" / "venv" / "bin" / "python3"
+    with monkeypatch.context() as m:
+        m.setattr(sys, "executable", str(linked_python))
+        run_add(rt, agent_harness(agent))
+    monkeypatch.setattr(sys, "executable", str(venv_bin / "python3"))
+    [check] = [c for c in run_checks(rt) if c.agent == agent]
+    assert check.hooks
+    assert [w for w in check.warnings if "funes hook" in w] == []
