@@ -11,6 +11,7 @@ import json
 import os
 import shlex
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -271,6 +272,32 @@ def remove_if_created(path: Path, ctx: Context, changes: Changes, *, empty: bool
     return True
 
 
+def make_dir_noted(path: Path, backups: Path) -> None:
+    """Create directory `path` (and its parents) if missing, noting in `backups` that funes
+    created it, so `remove_dir_if_created` can take it out again."""
+    if path.is_dir():
+        return
+    backups.mkdir(parents=True, exist_ok=True, mode=0o700)
+    path.mkdir(parents=True, exist_ok=True)
+    _created_marker(path, backups).touch()
+
+
+def remove_dir_if_created(path: Path, ctx: Context, changes: Changes) -> None:
+    """Delete directory `path` if funes created it (`make_dir_noted`) and it is empty again."""
+    marker = _created_marker(path, ctx.backups)
+    if not marker.exists():
+        return
+    try:
+        path.rmdir()
+    except FileNotFoundError:
+        pass
+    except OSError:  # it holds something of the user's now: theirs to keep
+        return
+    else:
+        changes.changed.append(str(path))
+    marker.unlink()
+
+
 def read_text(path: Path) -> str | None:
     try:
         return path.read_text(encoding="utf-8")
@@ -320,6 +347,19 @@ def restored_json(path: Path, data: dict[str, Any], original: str | None, ctx: C
     except (OSError, ValueError):
         pass
     return dump_json(data, original)
+
+
+def restored_text(path: Path, text: str, ctx: Context, parse: Callable[[str], Any]) -> str:
+    """The text `remove` writes: the bytes from before funes' first edit when `parse` reads
+    them as the same document as `text` (whitespace a serializer left behind, such as the
+    blank line tomlkit puts before a table it appends, then goes with it), else `text`."""
+    try:
+        before = (ctx.backups / (_slug(path) + ".orig")).read_text(encoding="utf-8")
+        if parse(before) == parse(text):
+            return before
+    except (OSError, ValueError):
+        pass
+    return text
 
 
 def _pruned(value: Any) -> Any:

@@ -535,3 +535,29 @@ def test_one_install_reached_through_a_symlinked_directory_is_not_another_funes(
     [check] = [c for c in run_checks(rt) if c.agent == agent]
     assert check.hooks
     assert [w for w in check.warnings if "funes hook" in w] == []
+
+
+def test_remove_gives_back_a_codex_config_whose_last_table_is_the_users_own_server(
+    rt: Runtime, isolated_env: Path
+) -> None:
+    # tomlkit puts a blank line before the [mcp_servers.funes] it appends; removing the table
+    # left that line behind at the end of the user's [mcp_servers.other].
+    path = isolated_env / ".codex" / "config.toml"
+    path.parent.mkdir(parents=True)
+    text = '# my codex\nmodel = "o3"\n\n[mcp_servers.other]\ncommand = "x"\n'
+    path.write_text(text)
+    run_add(rt, agent_harness("codex"))
+    run_remove(rt, agent_harness("codex"))
+    assert path.read_text() == text
+
+
+def test_remove_takes_out_the_pi_extensions_directory_add_created(
+    rt: Runtime, isolated_env: Path
+) -> None:
+    agent_dir = isolated_env / ".pi" / "agent"
+    agent_dir.mkdir(parents=True)
+    (agent_dir / "settings.json").write_text('{"theme": "x"}\n')
+    run_add(rt, agent_harness("pi"))
+    assert (agent_dir / "extensions" / "funes.ts").exists()
+    run_remove(rt, agent_harness("pi"))
+    assert sorted(p.name for p in agent_dir.iterdir()) == ["settings.json"]
