@@ -145,7 +145,8 @@ def our_hook_commands(hooks: object) -> list[object]:
 
 
 def stale_interpreter(commands: list[object], ctx: Context, agent: str) -> list[str]:
-    """Warnings for installed hook commands that no longer reach this funes (at most one).
+    """Warnings for installed hook commands that no longer reach this funes (at most one):
+    an interpreter that is gone or of another install, or a spool of another FUNES_HOME.
 
     A hook names two interpreters: the one that runs the hook script (argv[0]) and the one it
     starts the worker with (`--python`). After funes is reinstalled elsewhere (a new venv,
@@ -175,6 +176,13 @@ def stale_interpreter(commands: list[object], ctx: Context, agent: str) -> list[
             return [
                 f"its funes hook starts workers with {pythons[1]}, another funes than this one "
                 f"({ctx.python}): run `funes add {agent}` again to switch it"
+            ]
+        spool = argv[argv.index("--spool") + 1] if "--spool" in argv[:-1] else None
+        if spool is not None and os.path.realpath(spool) != os.path.realpath(ctx.spool):
+            return [
+                f"its funes hook queues turns in {spool}, not in this FUNES_HOME's spool "
+                f"({ctx.spool}): they are indexed there; run `funes add {agent}` again to "
+                "switch it"
             ]
     return []
 

@@ -561,3 +561,22 @@ def test_remove_takes_out_the_pi_extensions_directory_add_created(
     assert (agent_dir / "extensions" / "funes.ts").exists()
     run_remove(rt, agent_harness("pi"))
     assert sorted(p.name for p in agent_dir.iterdir()) == ["settings.json"]
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_hooks_that_queue_into_another_funes_home_are_reported(
+    isolated_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, agent: str
+) -> None:
+    # Added under one FUNES_HOME, checked under another: the hook's turns go to the first
+    # one's spool and memory, so this status would say "not fired yet" forever.
+    run_add(Runtime.resolve(), agent_harness(agent))
+    first_spool = Runtime.resolve().paths.spool
+    monkeypatch.setenv("FUNES_HOME", str(tmp_path / "other-funes"))
+    rt = Runtime.resolve()
+    [check] = [c for c in run_checks(rt) if c.agent == agent]
+    assert check.hooks
+    [warning] = [w for w in check.warnings if "funes hook" in w]
+    assert str(first_spool) in warning and f"funes add {agent}" in warning
+    run_add(rt, agent_harness(agent))
+    [check] = [c for c in run_checks(rt) if c.agent == agent]
+    assert [w for w in check.warnings if "funes hook" in w] == []
