@@ -11,6 +11,7 @@ import json
 import os
 import shlex
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -144,7 +145,8 @@ def our_hook_commands(hooks: object) -> list[object]:
 
 
 def stale_interpreter(commands: list[object], ctx: Context, agent: str) -> list[str]:
-    """Warnings for installed hook commands that no longer reach this funes (at most one).
+    """Warnings for installed hook commands that no longer reach this funes (at most one):
+    an interpreter that is gone or of another install, or a spool of another FUNES_HOME.
 
     A hook names two interpreters: the one that runs the hook script (argv[0]) and the one it
     starts the worker with (`--python`). After funes is reinstalled elsewhere (a new venv,
@@ -175,13 +177,26 @@ def stale_interpreter(commands: list[object], ctx: Context, agent: str) -> list[
                 f"its funes hook starts workers with {pythons[1]}, another funes than this one "
                 f"({ctx.python}): run `funes add {agent}` again to switch it"
             ]
+        spool = argv[argv.index("--spool") + 1] if "--spool" in argv[:-1] else None
+        if spool is not None and os.path.realpath(spool) != os.path.realpath(ctx.spool):
+            return [
+                f"its funes hook queues turns in {spool}, not in this FUNES_HOME's spool "
+                f"({ctx.spool}): they are indexed there; run `funes add {agent}` again to "
+                "switch it"
+            ]
     return []
 
 
 def _same_install(a: str, b: str) -> bool:
-    """Interpreters of one install: the same bin directory, symlinks not followed (every venv's
-    python links to the same base interpreter; `python` and `python3` of one venv are one)."""
-    return os.path.dirname(os.path.abspath(a)) == os.path.dirname(os.path.abspath(b))
+    """Interpreters of one install: the same bin directory, the interpreter's own link not
+    followed (every venv's python links to the same base interpreter; `python` and `python3`
+    of one venv are one) but the directory's path resolved (a checkout reached through a
+    linked directory is still one install)."""
+
+    def bin_dir(python: str) -> str:
+        return os.path.realpath(os.path.dirname(os.path.abspath(python)))
+
+    return bin_dir(a) == bin_dir(b)
 
 
 # -- files ----------------------------------------------------------------------------------
@@ -265,6 +280,32 @@ def remove_if_created(path: Path, ctx: Context, changes: Changes, *, empty: bool
     return True
 
 
+def make_dir_noted(path: Path, backups: Path) -> None:
+    """Create directory `path` (and its parents) if missing, noting in `backups` that funes
+    created it, so `remove_dir_if_created` can take it out again."""
+    if path.is_dir():
+        return
+    backups.mkdir(parents=True, exist_ok=True, mode=0o700)
+    path.mkdir(parents=True, exist_ok=True)
+    _created_marker(path, backups).touch()
+
+
+def remove_dir_if_created(path: Path, ctx: Context, changes: Changes) -> None:
+    """Delete directory `path` if funes created it (`make_dir_noted`) and it is empty again."""
+    marker = _created_marker(path, ctx.backups)
+    if not marker.exists():
+        return
+    try:
+        path.rmdir()
+    except FileNotFoundError:
+        pass
+    except OSError:  # it holds something of the user's now: theirs to keep
+        return
+    else:
+        changes.changed.append(str(path))
+    marker.unlink()
+
+
 def read_text(path: Path) -> str | None:
     try:
         return path.read_text(encoding="utf-8")
@@ -314,6 +355,19 @@ def restored_json(path: Path, data: dict[str, Any], original: str | None, ctx: C
     except (OSError, ValueError):
         pass
     return dump_json(data, original)
+
+
+def restored_text(path: Path, text: str, ctx: Context, parse: Callable[[str], Any]) -> str:
+    """The text `remove` writes: the bytes from before funes' first edit when `parse` reads
+    them as the same document as `text` (whitespace a serializer left behind, such as the
+    blank line tomlkit puts before a table it appends, then goes with it), else `text`."""
+    try:
+        before = (ctx.backups / (_slug(path) + ".orig")).read_text(encoding="utf-8")
+        if parse(before) == parse(text):
+            return before
+    except (OSError, ValueError):
+        pass
+    return text
 
 
 def _pruned(value: Any) -> Any:

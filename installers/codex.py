@@ -14,6 +14,7 @@ config.toml is edited with tomlkit, which keeps comments and formatting byte-for
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,7 @@ from ._common import (
     read_text,
     remove_if_created,
     restored_json,
+    restored_text,
     stale_interpreter,
     upsert_hook_groups,
     write_if_changed,
@@ -156,7 +158,9 @@ def uninstall(ctx: Context) -> Changes:
         if "mcp_servers" not in doc and text.endswith("\n\n"):
             text = text.rstrip("\n") + "\n"  # the blank line tomlkit put before the table it added
         if not remove_if_created(cfg_path, ctx, changes, empty=not text.strip()):
-            write_if_changed(cfg_path, text, ctx, changes)
+            write_if_changed(
+                cfg_path, restored_text(cfg_path, text, ctx, tomllib.loads), ctx, changes
+            )
     return changes
 
 

@@ -25,7 +25,9 @@ from ._common import (
     Context,
     InstallError,
     backup_once,
+    make_dir_noted,
     read_text,
+    remove_dir_if_created,
     remove_if_created,
     stale_interpreter,
 )
@@ -157,7 +159,7 @@ def install(ctx: Context) -> Changes:
     text = render(ctx)
     if current != text:
         backup_once(path, ctx.backups)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_dir_noted(path.parent, ctx.backups)
         tmp = path.with_name(f".{path.name}.funes-tmp")
         tmp.write_text(text, encoding="utf-8")
         tmp.replace(path)
@@ -174,6 +176,7 @@ def uninstall(ctx: Context) -> Changes:
     if _ours(read_text(path)) and not remove_if_created(path, ctx, changes, empty=True):
         path.unlink()
         changes.changed.append(str(path))
+    remove_dir_if_created(path.parent, ctx, changes)
     return changes
 
 

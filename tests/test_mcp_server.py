@@ -511,6 +511,34 @@ def test_requests_written_before_stdin_closes_are_all_answered(
     assert_pure_protocol(mcp.lines)
 
 
+@pytest.mark.parametrize("wait_for_sdk", [False, True], ids=["before-sdk", "after-sdk"])
+def test_lines_the_sdk_never_answers_do_not_hold_the_exit_at_eof(
+    server, wait_for_sdk: bool
+) -> None:
+    # The SDK drops what it cannot read as a request (a batch array, a non-string method) and
+    # reads an id that is neither an integer nor a string as a notification; none gets an
+    # answer, so waiting for one held the exit for DRAIN_AT_EOF_S (300 s).
+    mcp = server()
+    if wait_for_sdk:
+        mcp.initialize()
+    else:
+        mcp.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": CLAUDE_INIT})
+        mcp.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    mcp.send([{"jsonrpc": "2.0", "id": 21, "method": "tools/list"}])  # type: ignore[arg-type]
+    mcp.send({"jsonrpc": "2.0", "id": 22, "method": 5})
+    mcp.send({"jsonrpc": "2.0", "id": 2.5, "method": "tools/call"})
+    mcp.send({"jsonrpc": "2.0", "id": True, "method": "tools/call"})
+    mcp.send({"jsonrpc": "2.0", "id": 23, "method": "tools/call", "params": {"name": "status"}})
+    assert mcp.close(timeout_s=60) == 0
+    replies = {
+        json.dumps(frame["id"])
+        for frame in (json.loads(line) for line in mcp.lines)
+        if "method" not in frame
+    }
+    assert "23" in replies, (sorted(replies), mcp.stderr.decode()[-2000:])
+    assert "gave up waiting" not in mcp.stderr.decode()
+
+
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [

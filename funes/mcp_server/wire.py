@@ -160,14 +160,27 @@ class Outstanding:
     def __bool__(self) -> bool:
         return bool(self._ids)
 
-    def sent(self, line: bytes) -> None:
-        for message in _messages(line):
-            if "method" in message and message.get("id") is not None:
-                self._ids.add(_key(message["id"]))
-            elif message.get("method") == "notifications/cancelled":
-                params = message.get("params")
-                if isinstance(params, dict):
-                    self._ids.discard(_key(params.get("requestId")))
+    def sent(self, text: str) -> None:
+        """Note a line handed to the SDK, read exactly as the SDK's stdio transport reads it.
+
+        Only a line it reads as a request is owed an answer: it drops what fails validation
+        (a batch array, a non-string method) unanswered, and reads an id that is neither an
+        integer nor a string (`1.5`, `true`) as a notification. Needs the SDK imported.
+        """
+        from mcp import types
+
+        try:
+            message = types.jsonrpc_message_adapter.validate_json(text, by_name=False)
+        except ValueError:  # pydantic's ValidationError
+            return
+        if isinstance(message, types.JSONRPCRequest):
+            self._ids.add(_key(message.id))
+        elif (
+            isinstance(message, types.JSONRPCNotification)
+            and message.method == "notifications/cancelled"
+            and isinstance(message.params, dict)
+        ):
+            self._ids.discard(_key(message.params.get("requestId")))
 
     def answered(self, text: str) -> None:
         for message in _messages(text):
@@ -200,15 +213,17 @@ class LineSource:
         import anyio.to_thread
 
         for line in self._replay:
-            self._outstanding.sent(line)
-            yield line.decode("utf-8", errors="replace")
+            text = line.decode("utf-8", errors="replace")
+            self._outstanding.sent(text)
+            yield text
         while not self._closed:
             item = await anyio.to_thread.run_sync(self._wire.items.get, abandon_on_cancel=True)
             if item is EOF:
                 break
             if isinstance(item, bytes):
-                self._outstanding.sent(item)
-                yield item.decode("utf-8", errors="replace")
+                text = item.decode("utf-8", errors="replace")
+                self._outstanding.sent(text)
+                yield text
         with anyio.move_on_after(DRAIN_AT_EOF_S):
             while self._outstanding:
                 await anyio.sleep(0.02)

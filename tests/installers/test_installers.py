@@ -515,3 +515,68 @@ def test_hooks_left_on_another_funes_install_are_reported_until_added_again(
     assert any(gone in line for line in run_status(rt, parse_memory(None, rt)).attention)
     run_add(rt, agent_harness(agent))
     assert warnings() == []
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_one_install_reached_through_a_symlinked_directory_is_not_another_funes(
+    rt: Runtime, isolated_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, agent: str
+) -> None:
+    # The checkout (or venv) is reached through a linked path, e.g. ~/src -> /data/src: the
+    # hook was written with one spelling of the bin directory, `funes status` runs with another.
+    venv_bin = tmp_path / "data" / "venv" / "bin"
+    venv_bin.mkdir(parents=True)
+    (venv_bin / "python3").symlink_to(sys.executable)
+    (tmp_path / "src").symlink_to(tmp_path / "data")
+    linked_python = tmp_path / "src" / "venv" / "bin" / "python3"
+    with monkeypatch.context() as m:
+        m.setattr(sys, "executable", str(linked_python))
+        run_add(rt, agent_harness(agent))
+    monkeypatch.setattr(sys, "executable", str(venv_bin / "python3"))
+    [check] = [c for c in run_checks(rt) if c.agent == agent]
+    assert check.hooks
+    assert [w for w in check.warnings if "funes hook" in w] == []
+
+
+def test_remove_gives_back_a_codex_config_whose_last_table_is_the_users_own_server(
+    rt: Runtime, isolated_env: Path
+) -> None:
+    # tomlkit puts a blank line before the [mcp_servers.funes] it appends; removing the table
+    # left that line behind at the end of the user's [mcp_servers.other].
+    path = isolated_env / ".codex" / "config.toml"
+    path.parent.mkdir(parents=True)
+    text = '# my codex\nmodel = "o3"\n\n[mcp_servers.other]\ncommand = "x"\n'
+    path.write_text(text)
+    run_add(rt, agent_harness("codex"))
+    run_remove(rt, agent_harness("codex"))
+    assert path.read_text() == text
+
+
+def test_remove_takes_out_the_pi_extensions_directory_add_created(
+    rt: Runtime, isolated_env: Path
+) -> None:
+    agent_dir = isolated_env / ".pi" / "agent"
+    agent_dir.mkdir(parents=True)
+    (agent_dir / "settings.json").write_text('{"theme": "x"}\n')
+    run_add(rt, agent_harness("pi"))
+    assert (agent_dir / "extensions" / "funes.ts").exists()
+    run_remove(rt, agent_harness("pi"))
+    assert sorted(p.name for p in agent_dir.iterdir()) == ["settings.json"]
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_hooks_that_queue_into_another_funes_home_are_reported(
+    isolated_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, agent: str
+) -> None:
+    # Added under one FUNES_HOME, checked under another: the hook's turns go to the first
+    # one's spool and memory, so this status would say "not fired yet" forever.
+    run_add(Runtime.resolve(), agent_harness(agent))
+    first_spool = Runtime.resolve().paths.spool
+    monkeypatch.setenv("FUNES_HOME", str(tmp_path / "other-funes"))
+    rt = Runtime.resolve()
+    [check] = [c for c in run_checks(rt) if c.agent == agent]
+    assert check.hooks
+    [warning] = [w for w in check.warnings if "funes hook" in w]
+    assert str(first_spool) in warning and f"funes add {agent}" in warning
+    run_add(rt, agent_harness(agent))
+    [check] = [c for c in run_checks(rt) if c.agent == agent]
+    assert [w for w in check.warnings if "funes hook" in w] == []
