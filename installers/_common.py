@@ -102,6 +102,7 @@ class Check:
     hooks: bool = False
     mcp: bool = False
     warnings: list[str] = field(default_factory=list)
+    stale: list[str] = field(default_factory=list)  # its hook reaches another funes (also warned)
 
     @property
     def installed(self) -> bool:

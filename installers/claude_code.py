@@ -146,7 +146,8 @@ def check(ctx: Context) -> Check:
     servers = data.get("mcpServers")
     result.mcp = isinstance(servers, dict) and is_our_mcp(servers.get(MCP_NAME))
     result.warnings.extend(_blockers(settings, ctx))
-    result.warnings.extend(stale_interpreter(our_hook_commands(hooks), ctx, "claude"))
+    result.stale = stale_interpreter(our_hook_commands(hooks), ctx, "claude")
+    result.warnings.extend(result.stale)
     return result
 
 

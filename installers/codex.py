@@ -191,7 +191,8 @@ def check(ctx: Context) -> Check:
     commands = our_hook_commands(data.get("hooks"))
     if notify_ours:
         commands.insert(0, list(notify) if isinstance(notify, list) else notify)
-    result.warnings.extend(stale_interpreter(commands, ctx, "codex"))
+    result.stale = stale_interpreter(commands, ctx, "codex")
+    result.warnings.extend(result.stale)
     return result
 
 

@@ -260,5 +260,6 @@ def check(ctx: Context) -> Check:
             f"Hermes hooks not approved ({', '.join(missing)}): Hermes skips them outside a "
             "terminal; run `funes add hermes` again or `hermes hooks` to approve"
         )
-    result.warnings.extend(stale_interpreter(list(configured.values()), ctx, "hermes"))
+    result.stale = stale_interpreter(list(configured.values()), ctx, "hermes")
+    result.warnings.extend(result.stale)
     return result

@@ -187,7 +187,8 @@ def check(ctx: Context) -> Check:
     config = _config(text) if ours else None
     if config is not None:
         commands = [config.get("hook"), config.get("cli")]
-        result.warnings.extend(stale_interpreter(commands, ctx, "pi"))
+        result.stale = stale_interpreter(commands, ctx, "pi")
+        result.warnings.extend(result.stale)
     return result
 
 

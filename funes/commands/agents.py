@@ -52,6 +52,7 @@ class AgentCheck:
     hooks: bool
     mcp: bool
     warnings: list[str] = field(default_factory=list)
+    stale: bool = False  # its hook runs or feeds another funes install (a warning says which)
 
 
 def agent_harness(name: str) -> Harness:
@@ -199,6 +200,12 @@ def run_checks(rt: Runtime) -> list[AgentCheck]:
             out.append(AgentCheck(harness.agent_name, False, False, [str(exc)]))
             continue
         out.append(
-            AgentCheck(harness.agent_name, bool(check.hooks), bool(check.mcp), list(check.warnings))
+            AgentCheck(
+                harness.agent_name,
+                bool(check.hooks),
+                bool(check.mcp),
+                list(check.warnings),
+                stale=bool(getattr(check, "stale", False)),
+            )
         )
     return out

@@ -24,6 +24,7 @@ from funes.ingest import (
     IndexJob,
     Spool,
     SpoolEntry,
+    agent_of,
     apply_plan,
     claim_batch,
     fail,
@@ -178,14 +179,24 @@ def run_spool_status(
 
 
 def retry_failed(rt: Runtime, *, spool_root: Path | None = None) -> int:
-    """Move every parked entry back to new/ with its attempts reset. Returns how many."""
+    """Move every parked entry back to new/ with its attempts reset. Returns how many.
+
+    An entry that cannot be read (damaged, or written by a newer funes) is replaced by a sweep
+    of the agent its file name carries, which reaches the turn it pointed at; one whose agent
+    is unknown stays in failed/ (and is not counted).
+    """
     spool = Spool(spool_root or rt.paths.spool)
     moved = 0
     for path in sorted(spool.failed.glob("*.json")):
         try:
             entry = SpoolEntry.parse(path.read_bytes())
-        except (OSError, ValueError):
+        except OSError:
             continue
+        except ValueError:
+            agent = agent_of(path.name)
+            if agent is None:
+                continue
+            entry = SpoolEntry(agent=agent, sweep=True)
         spool.enqueue(replace(entry, attempts=0))
         path.unlink(missing_ok=True)
         (spool.failed / f"{path.name}.err").unlink(missing_ok=True)

@@ -188,7 +188,7 @@ def _agent_hooks(rt: Runtime, report: StatusReport) -> None:
         )
         for warning in check.warnings:
             report.attention.append(f"{check.agent}: {warning}")
-        if check.hooks and b.last_fired is None:
+        if check.hooks and b.last_fired is None and not check.stale:
             report.attention.append(
                 f"{check.agent}: hook installed but it has not fired yet (restart the agent)"
             )

@@ -42,6 +42,7 @@ from funes.ingest.spool import (
     EntryError,
     Spool,
     SpoolEntry,
+    agent_of,
     worker_active,
     worker_lock,
 )
@@ -64,6 +65,7 @@ __all__ = [
     "UnitFailure",
     "Watcher",
     "WatchRoot",
+    "agent_of",
     "apply_plan",
     "backfill_vectors",
     "claim_batch",

@@ -22,7 +22,7 @@ from support.spool import drain_counts, fire_hook, wait_idle, worker_log
 from funes.commands.index import IndexRequest, run_index
 from funes.commands.memory import parse_memory
 from funes.commands.runtime import Runtime
-from funes.commands.spool import run_drain, run_spool_status
+from funes.commands.spool import retry_failed, run_drain, run_spool_status
 from funes.errors import StoreLocked
 from funes.ingest import Spool, SpoolEntry
 from funes.settings import SPOOL
@@ -251,3 +251,22 @@ def test_funes_spool_status_and_funes_status_show_each_agents_hook(
     )
     runner.invoke(cli, ["spool", "retry"])
     assert spool.backlog()["claude_code"].failed == 0
+
+
+def test_retry_turns_an_unreadable_parked_entry_into_a_sweep_of_its_agent(
+    rt: Runtime, isolated_env: Path
+) -> None:
+    # A damaged entry file (or one a newer funes wrote) was parked at once; `spool retry` used
+    # to skip it silently, so status asked for a retry forever and its turn waited for a sweep.
+    path = session_path(isolated_env / ".claude", "/w", "damaged-session")
+    append_turns(path, "damaged-session", "/w", range(2))
+    spool = Spool(rt.paths.spool).ensure()
+    (spool.failed / "00000000000000000001-1-abcd.claude_code.json").write_bytes(b'{"v": 99, "ag')
+    (spool.failed / "00000000000000000002-1-abcd.json").write_bytes(b"\xff")  # agent unknown
+    assert retry_failed(rt) == 1
+    [name] = spool.pending()
+    entry = SpoolEntry.parse((spool.new / name).read_bytes())
+    assert entry.agent == "claude_code" and entry.sweep
+    report = run_drain(rt, params=replace(SPOOL, settle_s=0.0, idle_exit_s=0.0))
+    assert report.acked == 1 and report.sweeps == 1 and report.chunks_written == 4
+    assert [p.name for p in spool.failed.glob("*.json")] == ["00000000000000000002-1-abcd.json"]

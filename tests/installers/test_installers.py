@@ -577,6 +577,9 @@ def test_hooks_that_queue_into_another_funes_home_are_reported(
     assert check.hooks
     [warning] = [w for w in check.warnings if "funes hook" in w]
     assert str(first_spool) in warning and f"funes add {agent}" in warning
+    attention = run_status(rt, parse_memory(None, rt)).attention
+    assert any(warning in line for line in attention)
+    assert not any("not fired yet" in line for line in attention)  # it fires, elsewhere
     run_add(rt, agent_harness(agent))
     [check] = [c for c in run_checks(rt) if c.agent == agent]
     assert [w for w in check.warnings if "funes hook" in w] == []
