@@ -217,11 +217,20 @@ def open_for_read(rt: Runtime, ref: MemoryRef) -> Store:
 
 
 def open_for_write(rt: Runtime, ref: MemoryRef) -> Store:
-    """Open (creating) a local memory for writing. Remote memories are written by `push`."""
+    """Open (creating) a local memory for writing. Remote memories are written by `push`.
+
+    Raises StoreError when its folder cannot be made (a file in the way, no permission).
+    """
     if ref.shared:
         raise UsageError(f"{ref.label} is a remote memory", hint="index locally, then `funes push`")
     assert ref.path is not None
     rt.paths.ensure()
-    ref.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    try:
+        ref.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError as exc:
+        raise StoreError(
+            f"cannot create the folder of memory {ref.label}: {exc.strerror or exc}",
+            hint=f"check {ref.path.parent} (a file in the way, or no permission)",
+        ) from None
     lock = rt.paths.lock_file if ref.kind is MemoryKind.LOCAL else ref.path.with_suffix(".lock")
     return Store.open(ref.path, lock_path=lock)

@@ -192,6 +192,17 @@ def test_a_blank_get_id_is_a_usage_error_not_an_empty_not_found(isolated_env: Pa
         assert "get needs a session id and a turn id" in out.stderr
 
 
+def test_a_memory_whose_folder_cannot_be_made_is_a_clear_error(
+    isolated_env: Path, tmp_path: Path
+) -> None:
+    write_session(isolated_env, conversation(PAIRS))
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the memory's folder should be")
+    out = funes("index", "--memory", f"file://{blocker}/team/memory.db", check=False)
+    assert out.returncode != 0 and "Traceback" not in out.stderr
+    assert "cannot create the folder of memory" in out.stderr and str(blocker) in out.stderr
+
+
 def test_scrub_without_a_memory_says_so_and_creates_none(isolated_env: Path) -> None:
     out = funes("scrub", check=False)
     assert out.returncode == 1 and out.stdout == ""
