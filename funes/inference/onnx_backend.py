@@ -162,7 +162,12 @@ def _padded_feeds(
 
 
 class OnnxEmbedder:
-    """A sentence embedder (BERT family) on onnxruntime."""
+    """A sentence embedder (BERT family) on onnxruntime.
+
+    `threads` is the intra-op thread count of the passage session (0: onnxruntime's default,
+    one per core); queries run on their own single-threaded session. Each session is built on
+    first use.
+    """
 
     def __init__(self, spec: ModelSpec, *, stamp_dir: Path | None = None, threads: int = 0) -> None:
         self.spec = spec
