@@ -41,12 +41,21 @@ STAGES = (
 def fill_synthetic(
     store: Store, total: int, real: Sequence[StoredChunk], vectors: object, *, seed: int = 7
 ) -> None:
-    """Copy the `real` chunks (with their vectors, row i ↔ real[i]) and add filler up to `total`."""
+    """Copy the `real` chunks (with their vectors, row i ↔ real[i]) and add filler up to `total`.
+
+    Every chunk is stored at the current redaction version, as `funes index` writes them: the
+    real chunks passed the current scanner when the dev set was indexed, and the filler is
+    their words. (Stored at version 0, each recall rescanned its 30 fetched chunks and the
+    hits' neighbors: ~8 ms per query at 100k that a memory funes wrote never pays.)
+    """
     import numpy as np
 
+    from funes.redact import default_scanner
+
+    version = default_scanner().version
     rng = np.random.default_rng(seed)
     chunks = [_as_chunk(c) for c in real]
-    store.add(chunks, np.asarray(vectors, dtype=np.float32))
+    store.add(chunks, np.asarray(vectors, dtype=np.float32), redaction_version=version)
     words = [w for c in real for w in c.text.split()]
     lengths = [max(len(c.text.split()), 3) for c in real]
     pyrng = random.Random(seed)
@@ -82,7 +91,7 @@ def fill_synthetic(
                     cwd="/home/dev/src/synthetic",
                 )
             )
-        store.add(fill, vecs)
+        store.add(fill, vecs, redaction_version=version)
 
 
 def _as_chunk(c: StoredChunk) -> Chunk:

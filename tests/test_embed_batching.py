@@ -68,3 +68,21 @@ def test_batched_vectors_equal_one_at_a_time_vectors() -> None:
     alone = np.stack([embedder.embed([t])[0] for t in texts])
     assert together.shape == (5, 384)
     assert np.min(np.sum(together * alone, axis=1)) > 0.9999
+
+
+@pytest.mark.models
+def test_query_vectors_equal_passage_vectors_of_the_prefixed_query() -> None:
+    """embed_query runs on its own single-threaded session; the bits must not change."""
+    from funes.inference import MINILM_L6_INT8_PKG
+    from funes.inference.onnx_backend import OnnxEmbedder
+
+    embedder = OnnxEmbedder(MINILM_L6_INT8_PKG)
+    queries = [
+        "why did the pgbouncer connection get refused?",
+        "error[E0432]: unresolved import `clap::Parser`",
+        "ok",
+        "which max_connections value did we settle on for the staging database " * 8,
+    ]
+    for q in queries:
+        passage = embedder.embed([MINILM_L6_INT8_PKG.query_prefix + q])[0]
+        assert np.array_equal(embedder.embed_query(q), passage), q

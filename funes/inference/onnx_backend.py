@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,13 @@ _BATCH = 32
 # Padded tokens per onnxruntime run. Measured on the dev set (828 chunks, int8 MiniLM-L6):
 # unbounded (32 × 256) peaked at 1.6 GB RSS; 2,048 peaked at 0.57 GB and ran ~20% faster.
 _BATCH_TOKENS = 2048
+# Intra-op threads for one query embedding. A single short sequence gains little from a thread
+# pool (100k bench store, 2 cores: 11 ms on two threads, 18 ms on one), but the pool's workers
+# spin on for a while after each run and take the core recall's BM25 leg and vector scan run
+# on: embed + both legs, interleaved, 116 dev-set questions × 2, p50 145 → 100 ms (and
+# 139 → 99 in a second run). The vectors are the same bits (GEMMs split over threads by
+# output block, not by the reduction).
+_QUERY_THREADS = 1
 
 
 def resolve_file(spec: ModelSpec, file: ModelFile, *, stamp_dir: Path | None = None) -> Path:
@@ -154,7 +162,12 @@ def _padded_feeds(
 
 
 class OnnxEmbedder:
-    """A sentence embedder (BERT family) on onnxruntime."""
+    """A sentence embedder (BERT family) on onnxruntime.
+
+    `threads` is the intra-op thread count of the passage session (0: onnxruntime's default,
+    one per core); queries run on their own single-threaded session. Each session is built on
+    first use.
+    """
 
     def __init__(self, spec: ModelSpec, *, stamp_dir: Path | None = None, threads: int = 0) -> None:
         self.spec = spec
@@ -163,7 +176,18 @@ class OnnxEmbedder:
         self._tokenizer, self._pad_id = _tokenizer(
             resolve_file(spec, spec.tokenizer, stamp_dir=stamp_dir), spec.max_tokens
         )
-        self._session = _session(resolve_file(spec, spec.onnx, stamp_dir=stamp_dir), threads)
+        self._onnx = resolve_file(spec, spec.onnx, stamp_dir=stamp_dir)
+        self._threads = threads
+        self._sessions: dict[int, ort.InferenceSession] = {}
+        self._lock = threading.Lock()
+
+    def _session_with(self, threads: int) -> ort.InferenceSession:
+        """The session with `threads` intra-op threads (0: onnxruntime's default), built on
+        first use: a process that only recalls loads only the query session."""
+        with self._lock:
+            if threads not in self._sessions:
+                self._sessions[threads] = _session(self._onnx, threads)
+            return self._sessions[threads]
 
     def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
         """Embed passages. Returns shape (len(texts), dim), float32, rows L2-normalised.
@@ -174,14 +198,17 @@ class OnnxEmbedder:
         little compute even when a caller hands over a small mix of short and long passages
         (one session at a time), and peak memory stays bounded.
         """
+        return self._embed(texts, self._session_with(self._threads))
+
+    def _embed(self, texts: Sequence[str], session: ort.InferenceSession) -> NDArray[np.float32]:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
             return out
         encodings = self._tokenizer.encode_batch(list(texts))
         lengths = [len(e.ids) for e in encodings]
         for idx in length_batches(lengths, max_batch=_BATCH, max_tokens=_BATCH_TOKENS):
-            feeds = _padded_feeds(self._session, [encodings[i] for i in idx], self._pad_id)
-            hidden = self._session.run(None, feeds)[0]
+            feeds = _padded_feeds(session, [encodings[i] for i in idx], self._pad_id)
+            hidden = session.run(None, feeds)[0]
             if self.spec.pooling is Pooling.CLS:
                 pooled = hidden[:, 0, :]
             else:
@@ -192,8 +219,13 @@ class OnnxEmbedder:
         return out
 
     def embed_query(self, query: str) -> NDArray[np.float32]:
-        """Embed one search query (with the model's query prefix). Shape (dim,)."""
-        vector: NDArray[np.float32] = self.embed([self.spec.query_prefix + query])[0]
+        """Embed one search query (with the model's query prefix). Shape (dim,).
+
+        Runs on a single-threaded session (`_QUERY_THREADS`), so nothing of it spins on beside
+        recall's legs; the vector equals `embed([query_prefix + query])[0]` bit for bit.
+        """
+        text = self.spec.query_prefix + query
+        vector: NDArray[np.float32] = self._embed([text], self._session_with(_QUERY_THREADS))[0]
         return vector
 
 
