@@ -155,6 +155,35 @@ def test_a_remote_records_its_embedding_recipe_and_a_push_of_another_recipe_warn
     assert "`text` embedding recipe" in note and "`prompt-context/1`" in note
 
 
+def test_a_memory_re_embedded_after_its_push_is_not_told_to_re_embed_again(tmp_path: Path) -> None:
+    """An upgraded user: pushed with an older funes, ran `funes index --yes`, pushes again. The
+    note must not send them back to `funes index --yes` (done; it changes nothing there)."""
+    import sqlite3
+
+    from funes.ingest.reembed import reembed
+    from funes.store import Store
+
+    rt = _runtime(tmp_path / "host")
+    _index(rt, tmp_path, "old", [("user", "why the heron cache?"), ("assistant", "Speed.")])
+    raw = sqlite3.connect(rt.paths.memory_db)  # as an older funes left it
+    with raw:
+        raw.execute("delete from meta where key = 'embedding_input'")
+    raw.close()
+    shared = parse_memory(str(tmp_path / "shared"), rt)
+    assert run_push(rt, shared, PushRequest(create=True)).notes == []
+    with Store.open(rt.paths.memory_db) as store:
+        assert store.model_id is not None
+        done = reembed(store, rt.embedder(rt.embedder_spec_for(store.model_id)))
+        assert done is not None and done.finished
+    _index(rt, tmp_path, "new", [("user", "and the egret?"), ("assistant", "Size.")])
+    again = run_push(rt, shared, PushRequest())
+    assert again.pushed == 2
+    [note] = again.notes
+    assert "`text` embedding recipe" in note and "`prompt-context/1`" in note
+    assert "funes index --yes" not in note
+    assert "keep their `text` vectors" in note
+
+
 def test_pushes_append_only_new_chunks_and_status_counts_what_is_not_pushed(tmp_path: Path) -> None:
     rt = _runtime(tmp_path / "a")
     shared = parse_memory(str(tmp_path / "shared"), rt)

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from funes.chunks import EMBED_INPUT
 from funes.errors import PushRefused, RemoteError, SecretScanFailed
 from funes.paths import ensure_private_dir
 from funes.redact import Scanner
@@ -107,11 +108,17 @@ def _load_remote_ids(box: Outbox, snap: Snapshot, label: str, report: PushReport
     assert box.model_id is not None
     lance_export.check_compat(found, box.model_id, box.dim, where=label)
     if found.embedding_input != box.embedding_input and not report.notes:
+        if box.embedding_input == EMBED_INPUT:  # this memory is current: the remote is older
+            advice = (
+                "a push sends only new chunks, so those already there keep their "
+                f"`{found.embedding_input}` vectors"
+            )
+        else:
+            advice = f"`funes index --yes` re-embeds this memory with `{EMBED_INPUT}`"
         report.notes.append(
             f"{label} was built with the `{found.embedding_input}` embedding recipe and this "
             f"memory embeds with `{box.embedding_input}`: recall works on both, but ranks their "
-            "chunks less evenly (a remote fed only by memories of one recipe ranks best; "
-            "`funes index --yes` re-embeds a memory made by an older funes)"
+            f"chunks less evenly (a remote fed only by memories of one recipe ranks best; {advice})"
         )
     for ids in lance_export.iter_ids(snap.dataset, version=snap.version):
         box.add_remote(ids)
