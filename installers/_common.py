@@ -176,7 +176,9 @@ def stale_interpreter(commands: list[object], ctx: Context, agent: str) -> list[
         if len(pythons) > 1 and not _same_install(pythons[1], ctx.python):
             return [
                 f"its funes hook starts workers with {pythons[1]}, another funes than this one "
-                f"({ctx.python}): run `funes add {agent}` again to switch it"
+                f"({ctx.python}), which may not write a memory this one upgraded (its turns then "
+                f"park in the spool): run `funes add {agent}` again to switch it, then "
+                "`funes spool retry`"
             ]
         spool = argv[argv.index("--spool") + 1] if "--spool" in argv[:-1] else None
         if spool is not None and os.path.realpath(spool) != os.path.realpath(ctx.spool):
