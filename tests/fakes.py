@@ -48,3 +48,15 @@ class OverlapReranker:
             have = set(_WORD.findall(p.lower()))
             out.append(4.0 * len(words & have) / max(len(words), 1) - 2.0)
         return out
+
+
+class RecordingEmbedder(BagOfWordsEmbedder):
+    """A BagOfWordsEmbedder that keeps every text it was asked to embed, in order."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.inputs: list[str] = []
+
+    def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        self.inputs.extend(texts)
+        return super().embed(texts)

@@ -4,13 +4,11 @@ memory recorded when it was created (an older memory keeps embedding the text al
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
-import numpy as np
 from claude_lines import conversation, write_session
-from fakes import BagOfWordsEmbedder
-from numpy.typing import NDArray
+from fakes import BagOfWordsEmbedder, RecordingEmbedder
 
 from funes.chunks import EMBED_INPUT, LEGACY_EMBED_INPUT
 from funes.ingest import IndexJob, index
@@ -26,16 +24,6 @@ PAIRS = [
     ("user", "How do we fix it?"),
     ("assistant", "Move the bank call out of the transaction and retry with an idempotency key."),
 ]
-
-
-class RecordingEmbedder(BagOfWordsEmbedder):
-    def __init__(self) -> None:
-        super().__init__()
-        self.inputs: list[str] = []
-
-    def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
-        self.inputs.extend(texts)
-        return super().embed(texts)
 
 
 def _index(store: Store, emb: BagOfWordsEmbedder) -> None:

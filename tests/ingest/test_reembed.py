@@ -3,14 +3,11 @@ current recipe: from the stored texts, resumably, and ends exactly where a fresh
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
 import pytest
 from claude_lines import conversation, write_session
-from fakes import BagOfWordsEmbedder
-from numpy.typing import NDArray
+from fakes import BagOfWordsEmbedder, RecordingEmbedder
 
 from funes.chunks import EMBED_INPUT, LEGACY_EMBED_INPUT
 from funes.commands.index import IndexRequest, run_index
@@ -35,16 +32,6 @@ MORE = [
     ("user", "And the nightly export job?"),
     ("assistant", "It reads the whole orders table; page it by primary key instead."),
 ]
-
-
-class RecordingEmbedder(BagOfWordsEmbedder):
-    def __init__(self) -> None:
-        super().__init__()
-        self.inputs: list[str] = []
-
-    def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
-        self.inputs.extend(texts)
-        return super().embed(texts)
 
 
 def _index(store: Store, emb: BagOfWordsEmbedder) -> None:
