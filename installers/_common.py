@@ -145,7 +145,7 @@ def our_hook_commands(hooks: object) -> list[object]:
     return out
 
 
-def stale_interpreter(commands: list[object], ctx: Context, agent: str) -> list[str]:
+def stale_hook_warnings(commands: list[object], ctx: Context, agent: str) -> list[str]:
     """Warnings for installed hook commands that no longer reach this funes (at most one):
     an interpreter that is gone or of another install, or a spool of another FUNES_HOME.
 

@@ -31,7 +31,7 @@ from ._common import (
     our_hook_commands,
     remove_if_created,
     restored_json,
-    stale_interpreter,
+    stale_hook_warnings,
     upsert_hook_groups,
     write_if_changed,
 )
@@ -146,7 +146,7 @@ def check(ctx: Context) -> Check:
     servers = data.get("mcpServers")
     result.mcp = isinstance(servers, dict) and is_our_mcp(servers.get(MCP_NAME))
     result.warnings.extend(_blockers(settings, ctx))
-    result.stale = stale_interpreter(our_hook_commands(hooks), ctx, "claude")
+    result.stale = stale_hook_warnings(our_hook_commands(hooks), ctx, "claude")
     result.warnings.extend(result.stale)
     return result
 

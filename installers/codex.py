@@ -37,7 +37,7 @@ from ._common import (
     remove_if_created,
     restored_json,
     restored_text,
-    stale_interpreter,
+    stale_hook_warnings,
     upsert_hook_groups,
     write_if_changed,
 )
@@ -191,7 +191,7 @@ def check(ctx: Context) -> Check:
     commands = our_hook_commands(data.get("hooks"))
     if notify_ours:
         commands.insert(0, list(notify) if isinstance(notify, list) else notify)
-    result.stale = stale_interpreter(commands, ctx, "codex")
+    result.stale = stale_hook_warnings(commands, ctx, "codex")
     result.warnings.extend(result.stale)
     return result
 

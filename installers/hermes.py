@@ -34,7 +34,7 @@ from ._common import (
     load_json_object,
     read_text,
     remove_if_created,
-    stale_interpreter,
+    stale_hook_warnings,
     write_if_changed,
 )
 
@@ -260,6 +260,6 @@ def check(ctx: Context) -> Check:
             f"Hermes hooks not approved ({', '.join(missing)}): Hermes skips them outside a "
             "terminal; run `funes add hermes` again or `hermes hooks` to approve"
         )
-    result.stale = stale_interpreter(list(configured.values()), ctx, "hermes")
+    result.stale = stale_hook_warnings(list(configured.values()), ctx, "hermes")
     result.warnings.extend(result.stale)
     return result

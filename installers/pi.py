@@ -29,7 +29,7 @@ from ._common import (
     read_text,
     remove_dir_if_created,
     remove_if_created,
-    stale_interpreter,
+    stale_hook_warnings,
 )
 
 AGENT = "pi"
@@ -187,7 +187,7 @@ def check(ctx: Context) -> Check:
     config = _config(text) if ours else None
     if config is not None:
         commands = [config.get("hook"), config.get("cli")]
-        result.stale = stale_interpreter(commands, ctx, "pi")
+        result.stale = stale_hook_warnings(commands, ctx, "pi")
         result.warnings.extend(result.stale)
     return result
 

@@ -205,7 +205,7 @@ def run_checks(rt: Runtime) -> list[AgentCheck]:
                 bool(check.hooks),
                 bool(check.mcp),
                 list(check.warnings),
-                stale=bool(getattr(check, "stale", False)),
+                stale=bool(check.stale),
             )
         )
     return out

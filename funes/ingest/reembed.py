@@ -46,8 +46,13 @@ def chunks_owed(store: Store, target: str = EMBED_INPUT) -> int:
     """How many stored chunks still have vectors of an older recipe (0 when none)."""
     if not owes_reembedding(store, target):
         return 0
+    return store.count_after(_watermark(store, target))
+
+
+def _watermark(store: Store, target: str) -> int:
+    """The last rowid already re-embedded with `target` (0: none yet)."""
     progress = store.reembedding
-    return store.count_after(progress[1] if progress and progress[0] == target else 0)
+    return progress[1] if progress is not None and progress[0] == target else 0
 
 
 def reembed(
@@ -68,8 +73,7 @@ def reembed(
         return None
     started = time.monotonic()
     report = ReembedReport(source=store.embedding_input, target=target)
-    current = store.reembedding
-    upto = current[1] if current is not None and current[0] == target else 0
+    upto = _watermark(store, target)
     total = store.count_after(upto)
     while True:
         items = store.texts_after(upto, limit=batch)

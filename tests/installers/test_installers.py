@@ -98,6 +98,15 @@ def snapshot(*roots: Path) -> dict[str, bytes]:
     return out
 
 
+def add_then_remove(rt: Runtime, path: Path, text: str, agent: str) -> str:
+    """Write the user's config `text` at `path`, add then remove `agent`; what is left there."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    run_add(rt, agent_harness(agent))
+    run_remove(rt, agent_harness(agent))
+    return path.read_text()
+
+
 @pytest.fixture
 def rt() -> Runtime:
     return Runtime.resolve()
@@ -467,12 +476,7 @@ def test_default_model_settings_are_not_written_into_the_mcp_registration(
 def test_remove_gives_back_an_empty_object_the_user_had(
     rt: Runtime, isolated_env: Path, parts: tuple[str, ...], text: str
 ) -> None:
-    path = isolated_env.joinpath(*parts)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    run_add(rt, agent_harness("claude"))
-    run_remove(rt, agent_harness("claude"))
-    assert path.read_text() == text
+    assert add_then_remove(rt, isolated_env.joinpath(*parts), text, "claude") == text
 
 
 def test_a_config_deleted_between_two_installs_is_not_left_behind_by_the_second_remove(
@@ -542,13 +546,8 @@ def test_remove_gives_back_a_codex_config_whose_last_table_is_the_users_own_serv
 ) -> None:
     # tomlkit puts a blank line before the [mcp_servers.funes] it appends; removing the table
     # left that line behind at the end of the user's [mcp_servers.other].
-    path = isolated_env / ".codex" / "config.toml"
-    path.parent.mkdir(parents=True)
     text = '# my codex\nmodel = "o3"\n\n[mcp_servers.other]\ncommand = "x"\n'
-    path.write_text(text)
-    run_add(rt, agent_harness("codex"))
-    run_remove(rt, agent_harness("codex"))
-    assert path.read_text() == text
+    assert add_then_remove(rt, isolated_env / ".codex" / "config.toml", text, "codex") == text
 
 
 def test_remove_takes_out_the_pi_extensions_directory_add_created(
