@@ -19,11 +19,12 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from funes.chunks import EMBED_INPUT, LEGACY_EMBED_INPUT, Chunk, prompt_context
 from funes.errors import IncompatibleStore, StoreError
-from funes.store import queries, redaction
+from funes.store import queries, reconcile, redaction
 from funes.store.db import Connection, connect, open_hint, versions
 from funes.store.lock import writer_lock
 from funes.store.provenance import Keys
 from funes.store.queries import NO_FILTERS, Filters, fts_query
+from funes.store.reconcile import Held
 from funes.store.redaction import BlockRows
 from funes.store.schema import SCHEMA_VERSION, create_vector_table, migrate, upgrade
 from funes.traces import printable
@@ -69,6 +70,8 @@ class StoredChunk:
     parent_session_id: str | None
     scaffold: bool
     redaction_version: int
+    model: str | None = None
+    session_label: str | None = None
 
     @classmethod
     def from_row(cls, row: Sequence[Any]) -> StoredChunk:
@@ -415,7 +418,7 @@ class Store:
             for i, c in enumerate(chunks):
                 origin = (
                     c.harness.value, c.workdir, c.cwd, c.git_branch, c.host, c.source_path,
-                    c.parent_session_id,
+                    c.parent_session_id, c.model,
                 )  # fmt: skip
                 cur = self._raw.execute(
                     """insert or ignore into chunks (id, text, session, turn_id, parent_id, seq, ts,
@@ -425,7 +428,7 @@ class Store:
                     (
                         c.id,
                         c.text,
-                        keys.session(c.session_id),
+                        keys.session(c.session_id, c.session_label),
                         c.turn_id,
                         c.parent_id,
                         c.seq,
@@ -451,6 +454,78 @@ class Store:
             if lowered:
                 redaction.set_floor(self._raw, redaction_version)
         return written
+
+    # -- re-reading a unit (funes.ingest.reconcile decides, these read and write) ---------
+
+    def held(self, ids: Sequence[str]) -> dict[str, Held]:
+        """The stored chunks among `ids`, keyed by id, as a re-read compares them."""
+        return reconcile.held(self._raw, list(ids)) if self._has_schema else {}
+
+    def superseded(
+        self,
+        *,
+        source_path: str,
+        turn_ids: Sequence[str],
+        keep: set[str],
+        block_types: Sequence[str],
+    ) -> list[int]:
+        """Rowids of chunks of `turn_ids` read from `source_path` whose id is not in `keep`."""
+        return reconcile.superseded(
+            self._raw, source_path=source_path, turn_ids=list(turn_ids), keep=keep,
+            block_types=list(block_types),
+        )  # fmt: skip
+
+    def holder(
+        self, turn_id: str, *, harness: str, session_id: str, source_path: str
+    ) -> tuple[str, int] | None:
+        """(session id, first rowid) of another session, read from another file, that already
+        holds turn `turn_id`; None when none does."""
+        return reconcile.holder(
+            self._raw, turn_id, harness=harness, not_session=session_id, not_source=source_path
+        )
+
+    def first_rowid(self, session_id: str, turn_id: str) -> int | None:
+        return reconcile.first_rowid(self._raw, session_id, turn_id)
+
+    def reconcile(
+        self,
+        *,
+        rewrites: Sequence[tuple[int, Chunk]] = (),
+        vectors: NDArray[np.float32] | None = None,
+        touches: Sequence[tuple[int, Chunk]] = (),
+        drop: Sequence[int] = (),
+        links: Sequence[tuple[str, int, str, str]] = (),
+        unlinks: Sequence[tuple[str, Sequence[str]]] = (),
+        redaction_version: int = 0,
+    ) -> None:
+        """One transaction bringing stored rows up to a re-read: `rewrites` (rowid, chunk) get the
+        chunk's text, provenance and a new vector (`vectors[i]`; without vectors the old one is
+        dropped and a later backfill embeds it); `touches` get provenance only (their vectors
+        stay); `drop` rowids are deleted with their vectors; `links` (session, seq, turn id,
+        holder session) record turns another session holds; `unlinks` (session, turn ids)
+        forget links of turns a session now stores itself."""
+        has_vec = self._conn.vectors and self.model_id is not None
+        blobs = self._vector_bytes(vectors) if vectors is not None and has_vec else None
+        with self._tx():
+            keys = Keys(self._raw)
+            for i, (rowid, chunk) in enumerate(rewrites):
+                reconcile.update(self._raw, keys, rowid, chunk, redaction_version=redaction_version)
+                if has_vec:
+                    self._raw.execute("delete from chunks_vec where rowid = ?", (rowid,))
+                if blobs is not None:
+                    self._insert_vector(
+                        rowid, blobs[i], chunk.harness.value, chunk.block_type.value
+                    )
+            for rowid, chunk in touches:
+                reconcile.update(self._raw, keys, rowid, chunk, redaction_version=redaction_version)
+            if drop:
+                redaction.delete(self._raw, list(drop), vectors=has_vec)
+            for session_id, seq, turn_id, holder in links:
+                reconcile.link(
+                    self._raw, keys, session_id=session_id, seq=seq, turn_id=turn_id, holder=holder
+                )
+            for session_id, turn_ids in unlinks:
+                reconcile.unlink(self._raw, session_id=session_id, turn_ids=list(turn_ids))
 
     def _insert_vector(self, rowid: int, blob: bytes, harness: str, block_type: str) -> None:
         wrap = "vec_int8(?)" if self.vector_element == "int8" else "?"
@@ -705,6 +780,7 @@ class Store:
 __all__ = [
     "DEFAULT_VECTOR_ELEMENT",
     "BlockRows",
+    "Held",
     "NO_FILTERS",
     "Filters",
     "Store",

@@ -64,6 +64,8 @@ class ExportRow:
     parent_session_id: str | None
     scaffold: int
     redaction_version: int
+    model: str | None = None  # not in the Lance schema (funes-lance/1): local only
+    session_label: str | None = None  # not in the Lance schema: local only
 
 
 @dataclass(frozen=True, slots=True)

@@ -116,7 +116,7 @@ def semantic(
 CHUNK_COLUMNS = (
     "rowid, id, text, session_id, turn_id, parent_id, seq, ts, role, block_type, block_idx, "
     "split_idx, tool_name, harness, workdir, cwd, git_branch, host, source_path, "
-    "parent_session_id, scaffold, redaction_version"
+    "parent_session_id, scaffold, redaction_version, model, session_label"
 )
 
 
