@@ -12,8 +12,10 @@ readers changed (`READER_VERSION` in its signature). The read produces every chu
   of a session changed text or flags, or any chunk of it changed position, every later
   assistant/tool chunk of that session is embedded again (`prompt-context/1` puts the prompt
   in front of them);
-* stored under the same id by another file that still exists (two copies of one transcript,
-  or two Hermes databases that once shared ids) → left to that file, never overwritten.
+* stored under the same id by another file that still exists and would still store it so
+  (two copies of one transcript, two Hermes homes outside the profile layout) → left to that
+  file, never overwritten. (A Hermes profile's session that an earlier release stored under
+  its bare id is no longer that profile's: it is taken over.)
 
 Then what an earlier read stored for the turns this read produced, from the same file, under
 ids this read no longer produces (a sidechain turn that moved to its own session, a Hermes
@@ -30,10 +32,13 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from funes.chunks import Chunk
+from funes.store import Held
 from funes.traces import BlockType, Harness, Role, Turn
+from funes.traces.hermes import names_session
 
 if TYPE_CHECKING:
     from funes.ingest.indexing import IndexJob, IndexReport
@@ -109,7 +114,7 @@ class UnitWriter:
                 if c.block_type in self.types:
                     fresh.append((c, text))
                 continue
-            if h.source_path != c.source_path and _exists(h.source_path):
+            if h.source_path != c.source_path and _still_theirs(h):
                 report.chunks_existing += c.block_type in self.types  # another live file's
                 continue
             text_moved, meta_moved = h.differs(c)
@@ -172,8 +177,14 @@ class UnitWriter:
 _FLUSH = 256  # chunks accumulated before a compare + embed + write round
 
 
-def _exists(path: str) -> bool:
+def _still_theirs(h: Held) -> bool:
+    """Whether the file a stored row came from still exists and would still store it so (a
+    Hermes profile's session stored under its bare id by an earlier release is not)."""
     try:
-        return os.path.exists(path)
+        if not os.path.exists(h.source_path):
+            return False
     except (OSError, ValueError):
         return False
+    if h.harness == Harness.HERMES.value:
+        return names_session(Path(h.source_path), h.session_id)
+    return True

@@ -78,6 +78,14 @@ def profile_of(db: Path) -> str | None:
     return None
 
 
+def names_session(db: Path, stored_id: str) -> bool:
+    """Whether reading `db` now stores sessions under ids like `stored_id` (a profile's
+    database under `<profile>:…`, the default's under bare ids): a stored row of `db` whose id
+    is not so was written under an earlier rule and is no longer this database's."""
+    profile = profile_of(db)
+    return stored_id.startswith(f"{profile}:") if profile else True
+
+
 def session_key(db: Path, session_id: str) -> str:
     """The stored session id of a database's session: `<profile>:<id>` in a profile's db."""
     profile = profile_of(db)
