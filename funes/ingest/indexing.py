@@ -205,7 +205,10 @@ def index_unit(
         types.discard(BlockType.THINKING)
     stats = ReadStats()
     local = IndexReport()
-    writer = UnitWriter(job, report, frozenset(types))
+    writer = UnitWriter(job, report, frozenset(types), first_read=first == 0)
+    # The first read after a change compares every stored chunk of the unit; the later tier
+    # passes of the same signature only their own block types (the rest is up to date).
+    compared = None if first == 0 else types
     turns = 0
     ok = True
     recipe = job.store.embedding_input
@@ -221,7 +224,7 @@ def index_unit(
                 turn,
                 (
                     (c, embedding_input(c.text, c.role, prompt, recipe))
-                    for c in chunk_turn(turn, host=job.host)
+                    for c in chunk_turn(turn, types=compared, host=job.host)
                 ),
             )
         writer.finish()

@@ -54,6 +54,7 @@ class UnitWriter:
     job: IndexJob
     report: IndexReport
     types: frozenset[BlockType]  # block types this pass writes when they are new
+    first_read: bool = True  # the first read at this signature (False: a later tier pass)
     pending: list[tuple[Chunk, str]] = field(default_factory=list)
     produced: set[str] = field(default_factory=set)
     turns: dict[str, set[str]] = field(default_factory=dict)  # source path → turn ids read
@@ -61,6 +62,9 @@ class UnitWriter:
     links: list[tuple[str, int, str, str]] = field(default_factory=list)
     unlinks: dict[str, list[str]] = field(default_factory=dict)
     written: int = 0
+    rewritten: dict[str, set[tuple[str, int, str, int]]] = field(default_factory=dict)
+    own: dict[str, int | None] = field(default_factory=dict)  # session id → its key
+    links_of: dict[str, set[str]] = field(default_factory=dict)  # session id → linked turns
 
     def add(self, turn: Turn, chunks: Iterable[tuple[Chunk, str]]) -> None:
         """The chunks (with what the embedder reads) of one turn, every block type."""
@@ -80,20 +84,31 @@ class UnitWriter:
 
     def _replayed(self, first: Chunk) -> bool:
         """Whether another session, read from another file, stored this turn first: then
-        this position links to it and this read stores no copy."""
+        this position links to it and this read stores no copy. A later tier pass of the same
+        read trusts the links the first pass recorded."""
         store = self.job.store
-        found = store.holder(
-            first.turn_id,
-            harness=first.harness.value,
-            session_id=first.session_id,
-            source_path=first.source_path,
-        )
-        if found is not None:
-            mine = store.first_rowid(first.session_id, first.turn_id)
-            if mine is None or mine > found[1]:
-                self.links.append((first.session_id, first.seq, first.turn_id, found[0]))
-                return True
-        self.unlinks.setdefault(first.session_id, []).append(first.turn_id)
+        session = first.session_id
+        if session not in self.links_of:
+            self.links_of[session] = store.linked(session)
+            self.own[session] = store.session_key(session)
+        linked = first.turn_id in self.links_of[session]
+        if not self.first_read:
+            return linked
+        holders = store.turn_sessions(first.turn_id)
+        if holders and holders != {self.own[session]}:
+            found = store.holder(
+                first.turn_id,
+                harness=first.harness.value,
+                session_id=session,
+                source_path=first.source_path,
+            )
+            if found is not None:
+                mine = store.first_rowid(session, first.turn_id)
+                if mine is None or mine > found[1]:
+                    self.links.append((session, first.seq, first.turn_id, found[0]))
+                    return True
+        if linked:  # this session stores the turn itself now
+            self.unlinks.setdefault(session, []).append(first.turn_id)
         return False
 
     def flush(self) -> None:
@@ -124,6 +139,10 @@ class UnitWriter:
             context_moved = c.role is not Role.USER and c.session_id in self.dirty
             if text_moved or context_moved:
                 rewrites.append((h.rowid, c, text))
+                if text_moved:  # the block may now split into fewer pieces
+                    self.rewritten.setdefault(c.source_path, set()).add(
+                        (c.session_id, c.seq, c.turn_id, c.block_idx)
+                    )
             elif meta_moved:
                 touches.append((h.rowid, c))
             else:
@@ -162,6 +181,7 @@ class UnitWriter:
                     turn_ids=sorted(turn_ids),
                     keep=self.produced,
                     block_types=types,
+                    blocks=sorted(self.rewritten.get(source, ())),
                 )
             )
         if drop or self.links or self.unlinks:

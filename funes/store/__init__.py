@@ -468,11 +468,13 @@ class Store:
         turn_ids: Sequence[str],
         keep: set[str],
         block_types: Sequence[str],
+        blocks: Sequence[tuple[str, int, str, int]] = (),
     ) -> list[int]:
-        """Rowids of chunks of `turn_ids` read from `source_path` whose id is not in `keep`."""
+        """Rowids of chunks of `turn_ids` read from `source_path` whose id is not in `keep`
+        (see `funes.store.reconcile.superseded`)."""
         return reconcile.superseded(
             self._raw, source_path=source_path, turn_ids=list(turn_ids), keep=keep,
-            block_types=list(block_types),
+            block_types=list(block_types), blocks=list(blocks),
         )  # fmt: skip
 
     def holder(
@@ -486,6 +488,17 @@ class Store:
 
     def first_rowid(self, session_id: str, turn_id: str) -> int | None:
         return reconcile.first_rowid(self._raw, session_id, turn_id)
+
+    def turn_sessions(self, turn_id: str) -> set[int]:
+        """Keys of the sessions that store turn `turn_id` (cheap: one index lookup)."""
+        return reconcile.turn_sessions(self._raw, turn_id) if self._has_schema else set()
+
+    def session_key(self, session_id: str) -> int | None:
+        return queries.session_key(self._raw, session_id) if self._has_schema else None
+
+    def linked(self, session_id: str) -> set[str]:
+        """Turn ids `session_id` shows through links to the session that holds them."""
+        return reconcile.linked(self._raw, session_id) if self._has_schema else set()
 
     def reconcile(
         self,

@@ -90,25 +90,45 @@ def superseded(
     turn_ids: Sequence[str],
     keep: set[str],
     block_types: Sequence[str],
+    blocks: Sequence[tuple[str, int, str, int]] = (),
 ) -> list[int]:
     """Rowids of chunks read from `source_path` for one of `turn_ids`, of one of `block_types`,
     whose id is not in `keep`: what an earlier read stored for those turns and this read no
-    longer produces (the turn moved to another session, its blocks were split otherwise)."""
+    longer produces (the turn moved to another session, a block was split otherwise).
+
+    Found through the per-block turn_id index (a block whose first piece is not kept goes
+    whole) and, for `blocks` (session id, seq, turn id, block_idx) whose text was rewritten,
+    through the position index (pieces past the new split count).
+    """
     out: list[int] = []
     types = list(block_types)
     type_marks = ",".join("?" * len(types))
+    gone: list[tuple[int, int, int, str]] = []
     for start in range(0, len(turn_ids), 400):
         part = list(turn_ids[start : start + 400])
         marks = ",".join("?" * len(part))
-        for rowid, chunk_id in raw.execute(
-            f"""select c.rowid, c.id from chunks c join origins o on o.id = c.origin
-                where c.turn_id in ({marks}) and o.source_path = ?
+        for chunk_id, session, seq, block_idx, turn_id in raw.execute(
+            f"""select c.id, c.session, c.seq, c.block_idx, c.turn_id from chunks c
+                join origins o on o.id = c.origin
+                where c.turn_id in ({marks}) and c.split_idx = 0 and o.source_path = ?
                 and c.block_type in ({type_marks})""",
             [*part, source_path, *types],
         ):
             if chunk_id not in keep:
+                gone.append((int(session), int(seq), int(block_idx), str(turn_id)))
+    for session_id, seq, turn_id, block_idx in blocks:
+        row = raw.execute("select id from sessions where session_id = ?", (session_id,)).fetchone()
+        if row is not None:
+            gone.append((int(row[0]), seq, block_idx, turn_id))
+    for session, seq, block_idx, turn_id in gone:
+        for rowid, chunk_id in raw.execute(
+            """select rowid, id from chunks where session = ? and seq = ? and block_idx = ?
+               and turn_id = ?""",
+            (session, seq, block_idx, turn_id),
+        ):
+            if chunk_id not in keep:
                 out.append(int(rowid))
-    return out
+    return sorted(set(out))
 
 
 def update(raw: Any, keys: Keys, rowid: int, c: Chunk, *, redaction_version: int) -> None:
@@ -164,6 +184,28 @@ def holder(
         (turn_id, harness, not_session, not_source),
     ).fetchone()
     return None if row is None else (str(row[0]), int(row[1]))
+
+
+def turn_sessions(raw: Any, turn_id: str) -> set[int]:
+    """The session keys of every session holding turn `turn_id` (the per-block index)."""
+    return {
+        int(r[0])
+        for r in raw.execute(
+            "select session from chunks where turn_id = ? and split_idx = 0", (turn_id,)
+        )
+    }
+
+
+def linked(raw: Any, session_id: str) -> set[str]:
+    """Turn ids `session_id` shows through links to another session."""
+    return {
+        str(r[0])
+        for r in raw.execute(
+            """select l.turn_id from turn_links l join sessions s on s.id = l.session
+               where s.session_id = ?""",
+            (session_id,),
+        )
+    }
 
 
 def first_rowid(raw: Any, session_id: str, turn_id: str) -> int | None:

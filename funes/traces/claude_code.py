@@ -154,7 +154,7 @@ def read_claude_file(path: Path, stats: ReadStats) -> Iterator[Turn]:
 
 @dataclass(slots=True)
 class _Held:
-    turn: Turn
+    turn: dict[str, Any]  # a Turn's fields but its seq
     left: int = HOLD_RECORDS
 
 
@@ -172,13 +172,13 @@ class _Reader:
     kinds: dict[str, str] = field(default_factory=dict)  # chain root → agent kind
     prompts: dict[str, str] = field(default_factory=dict)  # Task prompt → subagent type
     held: list[_Held] = field(default_factory=list)
+    labels: dict[str, str] = field(default_factory=dict)  # session id → label
+    stem: str = ""
+    source: str = ""
 
     def __post_init__(self) -> None:
         self.subagent = is_subagent_file(self.path)
-
-    @property
-    def stem(self) -> str:
-        return self.path.stem
+        self.stem, self.source = self.path.stem, str(self.path)
 
     def turns(self, stats: ReadStats) -> Iterator[Turn]:
         for _line_no, rec in read_records(self.path, stats):
@@ -201,8 +201,8 @@ class _Reader:
             turn = self._turn(rec, kind, message, uuid, side)
             if turn is None:
                 continue
-            if turn.role is Role.TOOL and any(
-                b.tool_use_id and b.tool_use_id not in self.tool_names for b in turn.blocks
+            if turn["role"] is Role.TOOL and any(
+                b.tool_use_id and b.tool_use_id not in self.tool_names for b in turn["blocks"]
             ):
                 self.held.append(_Held(turn))  # its call comes later: wait for it
                 continue
@@ -222,11 +222,18 @@ class _Reader:
         """(session id, label, parent session) of a record."""
         if side:
             root = self.chains.get(uuid, uuid)
-            kind = self.kinds.get(root, "sidechain")
-            return f"{SIDECHAIN_PREFIX}{root}", child_label(self.stem, kind, root), self.stem
-        if self.subagent:
-            return self.stem, self._subagent_label(), self.parent
-        return self.stem, short_id(self.stem), None
+            session = f"{SIDECHAIN_PREFIX}{root}"
+            label = self.labels.get(session)
+            if label is None:
+                kind = self.kinds.get(root, "sidechain")
+                label = self.labels[session] = child_label(self.stem, kind, root)
+            return session, label, self.stem
+        label = self.labels.get(self.stem)
+        if label is None:
+            label = self._subagent_label() if self.subagent else short_id(self.stem)
+            if not self.subagent or self.parent is not None:
+                self.labels[self.stem] = label
+        return self.stem, label, self.parent if self.subagent else None
 
     def _subagent_label(self) -> str:
         agent = self.stem.removeprefix("agent-")
@@ -242,7 +249,8 @@ class _Reader:
 
     def _turn(
         self, rec: Mapping[str, Any], kind: str, message: Mapping[str, Any], uuid: str, side: bool
-    ) -> Turn | None:
+    ) -> dict[str, Any] | None:
+        """A Turn's fields (all but its seq) for one record, None when it has no blocks."""
         if isinstance(rec.get("cwd"), str) and rec["cwd"]:
             self.cwd = rec["cwd"]
             self.project = self.project or rec["cwd"]
@@ -264,35 +272,34 @@ class _Reader:
         session, label, parent = self._session_for(uuid, side)
         if not side and not self.subagent and isinstance(sid, str) and sid != self.stem:
             parent = sid  # a record copied from another session (resume)
-        model = message.get("model")
-        return Turn(
-            harness=Harness.CLAUDE_CODE,
-            session_id=session,
-            turn_id=uuid,
-            seq=-1,
-            ts=normalize_ts(rec.get("timestamp")),
-            role=_role(kind, message, blocks),
-            blocks=blocks,
-            source_path=str(self.path),
-            cwd=self.cwd,
-            parent_id=rec.get("parentUuid") if isinstance(rec.get("parentUuid"), str) else None,
-            git_branch=rec.get("gitBranch") or None
-            if isinstance(rec.get("gitBranch"), str)
-            else None,
-            parent_session_id=parent,
-            scaffold=_is_scaffold(rec, blocks) or self.kinds.get(root or "") == "warmup",
-            model=_model(kind, model),
-            project=self.project,
-            session_label=label,
-        )
+        branch = rec.get("gitBranch")
+        parent_uuid = rec.get("parentUuid")
+        return {
+            "harness": Harness.CLAUDE_CODE,
+            "session_id": session,
+            "turn_id": uuid,
+            "ts": normalize_ts(rec.get("timestamp")),
+            "role": _role(kind, message, blocks),
+            "blocks": blocks,
+            "source_path": self.source,
+            "cwd": self.cwd,
+            "parent_id": parent_uuid if isinstance(parent_uuid, str) else None,
+            "git_branch": branch or None if isinstance(branch, str) else None,
+            "parent_session_id": parent,
+            "scaffold": _is_scaffold(rec, blocks) or self.kinds.get(root or "") == "warmup",
+            "model": _model(kind, message.get("model")),
+            "project": self.project,
+            "session_label": label,
+        }
 
-    def _emit(self, turn: Turn, stats: ReadStats) -> Turn:
-        seq = self.seqs.get(turn.session_id, 0)
-        self.seqs[turn.session_id] = seq + 1
+    def _emit(self, fields: dict[str, Any], stats: ReadStats) -> Turn:
+        session = fields["session_id"]
+        seq = self.seqs.get(session, 0)
+        self.seqs[session] = seq + 1
         stats.turns += 1
-        if turn.role is Role.TOOL:
-            turn = replace(turn, blocks=tuple(self._named(b) for b in turn.blocks))
-        return replace(turn, seq=seq)
+        if fields["role"] is Role.TOOL:
+            fields["blocks"] = tuple(self._named(b) for b in fields["blocks"])
+        return Turn(seq=seq, **fields)
 
     def _named(self, block: Block) -> Block:
         if block.tool_name or not block.tool_use_id or block.type is not BlockType.TOOL_RESULT:
@@ -304,7 +311,7 @@ class _Reader:
         ready = [
             h
             for h in self.held
-            if all(not b.tool_use_id or b.tool_use_id in self.tool_names for b in h.turn.blocks)
+            if all(not b.tool_use_id or b.tool_use_id in self.tool_names for b in h.turn["blocks"])
         ]
         for held in ready:
             self.held.remove(held)

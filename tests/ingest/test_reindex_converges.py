@@ -8,6 +8,9 @@ the current sources index the same home.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from pathlib import Path
 
 from claude_shapes import (
@@ -30,7 +33,8 @@ from funes.ingest import IndexJob, index
 from funes.paths import AgentHomes
 from funes.redact import RuleScanner
 from funes.store import Store
-from funes.traces import discover
+from funes.traces import BlockType, Harness, ReadStats, Turn, Unit, discover
+from funes.traces.codex import CodexSource
 
 GONE = "0e1d2c3b-aaaa-4bbb-8ccc-9d8e7f6a5b4c"
 BIG = "\n".join(f"migrations/{i:04d}_step.sql applied" for i in range(1, 400))
@@ -133,3 +137,67 @@ def test_reindexing_a_previous_release_memory_converges(isolated_env: Path, tmp_
         again = index(discover(AgentHomes.resolve()), _job(store, emb))
         assert (again.chunks_written, again.chunks_updated, again.chunks_superseded) == (0, 0, 0)
         assert _rows(store) == rows
+
+
+class _PreviousCodex:
+    """Codex read as the previous release did: a JSON-envelope output indexed as the escaped
+    JSON string, under that release's signature."""
+
+    harness = Harness.CODEX
+
+    def __init__(self, home: Path) -> None:
+        self.inner = CodexSource(home)
+
+    def units(self) -> Iterator[Unit]:
+        for unit in self.inner.units():
+            yield replace(unit, signature=(unit.signature or "").split("@")[0])
+
+    def read(self, unit: Unit, stats: ReadStats) -> Iterator[Turn]:
+        for turn in self.inner.read(unit, stats):
+            blocks = tuple(
+                replace(b, text=json.dumps({"output": b.text, "metadata": {"exit_code": 0}}))
+                if b.type is BlockType.TOOL_RESULT
+                else b
+                for b in turn.blocks
+            )
+            yield replace(turn, blocks=blocks, model=None, session_label=None, project=None)
+
+    def unit_for_hook(self, payload: Mapping[str, object]) -> Unit | None:
+        return None
+
+
+def test_a_block_that_now_splits_into_fewer_pieces_leaves_no_stale_piece(
+    isolated_env: Path, tmp_path: Path
+) -> None:
+    thread = "5a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
+    output = "\n".join(f'"{i:03d}" = "ledger row {i}"' for i in range(44))
+    assert len(output) < 1150 < 1250 < len(json.dumps({"output": output}))  # one piece, or two
+    rollout = isolated_env / ".codex" / "sessions" / "2025" / "09" / "02"
+    rollout.mkdir(parents=True)
+    records = [
+        {"id": thread, "timestamp": "2025-09-02T08:00:00.000Z"},
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Dump the rows"}]},
+        {"type": "function_call", "name": "shell", "arguments": "{}", "call_id": "c1"},
+        {
+            "type": "function_call_output",
+            "call_id": "c1",
+            "output": json.dumps({"output": output, "metadata": {"exit_code": 0}}),
+        },
+    ]  # fmt: skip
+    (rollout / f"rollout-2025-09-02T08-00-00-{thread}.jsonl").write_text(
+        "".join(json.dumps(r) + "\n" for r in records)
+    )
+    emb = RecordingEmbedder()
+    with Store.open(tmp_path / "m.db") as store:
+        index([_PreviousCodex(isolated_env / ".codex")], _job(store, emb))
+        pieces = "select count(*) from chunks where block_type = 'tool_result'"
+        assert store.raw.execute(pieces).fetchone()[0] > 1  # the escaped JSON split in pieces
+        report = index(discover(AgentHomes.resolve()), _job(store, emb))
+        assert not report.failures
+        texts = [
+            r[0]
+            for r in store.raw.execute("select text from chunks where block_type = 'tool_result'")
+        ]
+        assert texts == [f"[tool_result shell] {output}"]
+        count = store.raw.execute("select count(*) from chunks").fetchone()[0]
+        assert store.raw.execute("select count(*) from chunks_vec").fetchone()[0] == count
