@@ -16,8 +16,7 @@ from funes.errors import FunesError, SecretScanFailed
 from funes.ingest import TOP_TIER, AgentBacklog, Spool, owed, worker_active
 from funes.ingest.reembed import chunks_owed
 from funes.remote import receipt_path
-from funes.store import Store, StoreStats
-from funes.store.export import receipt_status
+from funes.store import Store, StoreStats, receipt_status
 from funes.traces import discover
 
 

@@ -38,7 +38,7 @@ from funes.remote.base import (
     Snapshot,
 )
 from funes.remote.card import PushFacts, write_sidecars
-from funes.store.export import Outbox
+from funes.store import Outbox
 
 MAX_ATTEMPTS = 10
 

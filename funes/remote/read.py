@@ -28,8 +28,7 @@ from funes.errors import NoIndex
 from funes.paths import ensure_private_dir, make_private_file
 from funes.remote import lance_export
 from funes.remote.base import Remote, RemoteOffline, Snapshot
-from funes.store import DEFAULT_VECTOR_ELEMENT, Store
-from funes.store.export import seal
+from funes.store import DEFAULT_VECTOR_ELEMENT, Store, seal
 from funes.traces import BlockType, Harness, Role
 
 KEEP_COMMITS = 2  # materialized commits kept per remote (the current one and its predecessor)
