@@ -138,8 +138,7 @@ def index_into_local_memory(path: Path) -> int:
     Returns the number of chunks written (the caller asserts on it).
     """
     from funes.commands.index import IndexRequest, run_index
-    from funes.commands.memory import parse_memory
-    from funes.commands.runtime import Runtime
+    from funes.memory import Runtime, parse_memory
 
     rt = Runtime.resolve()
     outcome = run_index(rt, parse_memory(None, rt), IndexRequest(path=path))

@@ -302,8 +302,8 @@ def test_a_question_nothing_matches_fails_before_spawning(spy, tmp_path) -> None
 
 
 def index_lexical_only(path: Path) -> None:
-    from funes.commands.runtime import Runtime
     from funes.ingest import IndexJob, index
+    from funes.memory import Runtime
     from funes.redact import default_scanner
     from funes.store import Store
     from funes.traces import sources_for_path

@@ -8,9 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from funes.commands.memory import MemoryKind, as_push_target, parse_memory
-from funes.commands.runtime import Runtime
 from funes.errors import IncompatibleStore, UsageError
+from funes.memory import MemoryKind, Runtime, as_push_target, parse_memory
 from funes.remote import lance_export
 from funes.store import StoredChunk
 

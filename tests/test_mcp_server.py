@@ -552,16 +552,16 @@ def test_lines_the_sdk_never_answers_do_not_hold_the_exit_at_eof(
     ],
 )
 def test_recall_arguments_are_checked_before_the_memory_is_opened(arguments, message) -> None:
-    from funes.commands.runtime import Runtime
     from funes.mcp_server import Tools
+    from funes.memory import Runtime
 
     reply = Tools(Runtime.resolve()).call("recall", arguments)
     assert reply.is_error and message in reply.text
 
 
 def test_numbers_sent_as_strings_are_accepted() -> None:
-    from funes.commands.runtime import Runtime
     from funes.mcp_server import Tools
+    from funes.memory import Runtime
 
     reply = Tools(Runtime.resolve()).call("recall", {"query": "x", "k": "3"})
     assert reply.is_error and "no memory yet" in reply.text  # got past the arguments

@@ -15,15 +15,18 @@ import traceback
 import click
 
 from funes import __version__
-from funes.cli.agents import add, remove
+from funes.cli.add import add
 from funes.cli.ask import ask
 from funes.cli.common import pass_runtime
+from funes.cli.get import get
 from funes.cli.index import index
 from funes.cli.mcp import mcp
 from funes.cli.push import push
-from funes.cli.read import get, recall, status
+from funes.cli.recall import recall
+from funes.cli.remove import remove
 from funes.cli.scrub import scrub
 from funes.cli.spool import spool
+from funes.cli.status import status
 from funes.cli.watch import watch
 from funes.errors import FunesError
 

@@ -32,10 +32,9 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
 
-from funes.commands.memory import MemoryRef
 from funes.commands.recall import RecallOutcome, RecallRequest, run_recall
-from funes.commands.runtime import Runtime
 from funes.errors import AgentError, FunesError, UsageError
+from funes.memory import MemoryRef, Runtime
 from funes.retrieval import Hit
 from funes.settings import RECALL
 

@@ -8,12 +8,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from funes.commands.memory import MemoryKind, MemoryRef, open_for_write
-from funes.commands.runtime import Runtime
 from funes.commands.spool import run_drain
 from funes.errors import UsageError
 from funes.ingest import DrainReport, IndexJob, IndexReport, Progress, index
 from funes.ingest.reembed import ReembedReport, reembed
+from funes.memory import MemoryKind, MemoryRef, Runtime, open_for_write
 from funes.redact import default_scanner
 from funes.settings import INDEX, SPOOL, IndexParams
 from funes.traces import Harness, TraceSource, discover, sources_for_path

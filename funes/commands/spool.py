@@ -14,8 +14,6 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from funes.commands.memory import open_for_write, parse_memory
-from funes.commands.runtime import Runtime
 from funes.errors import StoreLocked
 from funes.ingest import (
     AgentBacklog,
@@ -33,6 +31,7 @@ from funes.ingest import (
     worker_active,
     worker_lock,
 )
+from funes.memory import Runtime, open_for_write, parse_memory
 from funes.redact import default_scanner
 from funes.settings import INDEX, SPOOL, SpoolParams
 from funes.traces import TraceSource, discover

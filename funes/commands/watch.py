@@ -12,9 +12,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from funes.commands.runtime import Runtime
 from funes.commands.spool import run_drain
 from funes.ingest import DrainReport, Spool, SpoolEntry, Watcher, WatchRoot
+from funes.memory import Runtime
 from funes.settings import SPOOL, SpoolParams
 from funes.traces import discover
 

@@ -32,7 +32,7 @@ from funes.mcp_server.tools import (
 from funes.mcp_server.wire import READY, FrameSink, LineSource, Outstanding, Wire, answer_early
 
 if TYPE_CHECKING:
-    from funes.commands.runtime import Runtime
+    from funes.memory import Runtime
 
 log = logging.getLogger("funes.mcp")
 
@@ -72,10 +72,9 @@ def _load(wire: Wire, loaded: dict[str, Any], runtime: Runtime | None) -> None:
         import mcp.server.stdio  # noqa: F401
         import mcp_types  # noqa: F401
 
-        import funes.commands.recall  # noqa: F401
-        import funes.commands.status  # noqa: F401
+        import funes.commands  # noqa: F401
         import funes.render.agent  # noqa: F401
-        from funes.commands.runtime import Runtime
+        from funes.memory import Runtime
 
         loaded["runtime"] = runtime or Runtime.resolve()
     except BaseException as exc:  # surfaced by serve() in the main thread

@@ -17,7 +17,7 @@ from funes.remote.base import (
     RemoteUnauthorized,
     Snapshot,
 )
-from funes.remote.directory import DirRemote
+from funes.remote.directory import DirRemote, is_export_dir
 from funes.remote.hub import HubRemote
 from funes.remote.push import PushOptions, PushReport, push, receipt_path
 from funes.remote.read import CachedMemory, forget_check, open_cached
@@ -36,6 +36,7 @@ __all__ = [
     "RemoteUnauthorized",
     "Snapshot",
     "forget_check",
+    "is_export_dir",
     "open_cached",
     "push",
     "receipt_path",

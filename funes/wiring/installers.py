@@ -1,4 +1,4 @@
-"""`funes add <agent>` and `funes remove <agent>`: wire funes into an agent, or take it out.
+"""Running the agents' installers: load one, build its context, call it, report its checks.
 
 The per-agent work lives in the top-level `installers/` folder (shipped in the wheel as
 `funes/_bundled/installers`). funes loads those modules from that path at run time, as the
@@ -17,9 +17,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from funes.commands.memory import MemoryKind, parse_memory
-from funes.commands.runtime import Runtime
 from funes.errors import AgentError, UsageError
+from funes.memory import MemoryKind, Runtime, parse_memory
 from funes.paths import PRIVATE_FILE, bundled, ensure_private_dir
 from funes.settings import DEFAULT_RERANKER
 from funes.traces import Harness
@@ -152,7 +151,7 @@ def install_hook_script(rt: Runtime) -> bool:
     return True
 
 
-def _call(harness: Harness, verb: str, ctx: Any) -> Any:
+def call(harness: Harness, verb: str, ctx: Any) -> Any:
     module = installer(harness)
     try:
         return getattr(module, verb)(ctx)
@@ -162,40 +161,12 @@ def _call(harness: Harness, verb: str, ctx: Any) -> Any:
         raise AgentError(f"cannot update {harness.agent_name}'s configuration: {exc}") from None
 
 
-def run_add(rt: Runtime, harness: Harness, memory: str | None = None) -> AgentChanges:
-    """Install funes' hooks and MCP server into an agent. Idempotent. Raises AgentError."""
-    result = AgentChanges(harness.agent_name, hook_installed=install_hook_script(rt))
-    done = _call(harness, "install", context(rt, harness, memory))
-    result.changed, result.warnings, result.notes = (
-        list(done.changed),
-        list(done.warnings),
-        list(done.notes),
-    )
-    return result
-
-
-def run_remove(rt: Runtime, harness: Harness) -> AgentChanges:
-    """Take out exactly what `add` put in. Never touches the memory or any transcript."""
-    done = _call(harness, "uninstall", context(rt, harness))
-    result = AgentChanges(
-        harness.agent_name, list(done.changed), list(done.warnings), list(done.notes)
-    )
-    if not any(check.hooks for check in run_checks(rt)):
-        hook = rt.paths.installed_hook
-        if hook.exists():
-            hook.unlink()
-            result.changed.append(str(hook))
-        if hook.parent.is_dir() and not any(hook.parent.iterdir()):
-            hook.parent.rmdir()
-    return result
-
-
 def run_checks(rt: Runtime) -> list[AgentCheck]:
     """Every agent's wiring state (never raises: a broken config becomes a warning)."""
     out = []
     for harness in MODULES:
         try:
-            check = _call(harness, "check", context(rt, harness))
+            check = call(harness, "check", context(rt, harness))
         except (AgentError, FileNotFoundError) as exc:
             out.append(AgentCheck(harness.agent_name, False, False, [str(exc)]))
             continue
