@@ -14,7 +14,6 @@ SHARED = REPO.parent / "shared"
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-AGENT_HOME_VARS = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "PI_CODING_AGENT_DIR", "HERMES_HOME")
 OFFLINE_EMBEDDER = "all-minilm-l6-v2-int8"
 
 
@@ -38,7 +37,9 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("FUNES_HOME", str(tmp_path / "funes"))
-    for var in AGENT_HOME_VARS:
+    from funes.traces import AGENTS
+
+    for var in (agent.home_var for agent in AGENTS.values() if agent.home_var):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("FUNES_EMBEDDER", OFFLINE_EMBEDDER)

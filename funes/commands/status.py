@@ -23,7 +23,7 @@ from funes.memory import (
 )
 from funes.remote import receipt_path
 from funes.store import Store, StoreStats, receipt_status
-from funes.traces import discover
+from funes.traces import discover, installable
 from funes.wiring import agent_harness, run_checks
 
 
@@ -121,9 +121,8 @@ def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
         if not report.next_steps:
             report.next_steps.append("funes index")
         if not any(a.hook_installed for a in report.agents):
-            report.next_steps.append(
-                "funes add <claude|codex|pi|hermes>  (index every turn automatically)"
-            )
+            names = "|".join(agent.name for agent in installable())
+            report.next_steps.append(f"funes add <{names}>  (index every turn automatically)")
     elif not report.next_steps:
         report.next_steps.append('funes recall "<what you want to remember>"')
     return report

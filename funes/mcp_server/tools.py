@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 log = logging.getLogger("funes.mcp")
 
 SERVER_NAME = "funes"
+# The agents a recall can be narrowed to: the names of funes.traces.installable(), kept here
+# so that answering tools/list imports no parser (tests/traces/test_agents.py checks it).
+HARNESS_NAMES = ("claude", "codex", "pi", "hermes")
 SERVER_TITLE = "funes memory"
 SERVER_VERSION = __version__
 MAX_K = 50  # passages one recall may return
@@ -102,7 +105,7 @@ TOOLS: dict[str, dict[str, Any]] = {
                 },
                 "harness": {
                     "type": "string",
-                    "enum": ["claude", "codex", "pi", "hermes"],
+                    "enum": list(HARNESS_NAMES),
                     "description": "Only sessions of this agent.",
                 },
                 "memory": _MEMORY_PROP,

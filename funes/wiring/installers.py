@@ -13,7 +13,6 @@ import importlib
 import importlib.util
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -21,15 +20,9 @@ from funes.errors import AgentError, UsageError
 from funes.memory import MemoryKind, Runtime, parse_memory
 from funes.paths import PRIVATE_FILE, bundled, ensure_private_dir
 from funes.settings import DEFAULT_RERANKER
-from funes.traces import Harness
+from funes.traces import AGENTS, Harness, installable
 
 PACKAGE = "_funes_installers"
-MODULES = {
-    Harness.CLAUDE_CODE: "claude_code",
-    Harness.CODEX: "codex",
-    Harness.PI: "pi",
-    Harness.HERMES: "hermes",
-}
 
 
 @dataclass(slots=True)
@@ -60,11 +53,9 @@ def agent_harness(name: str) -> Harness:
         harness = Harness.parse(name)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    if harness not in MODULES:
-        raise UsageError(
-            f"funes cannot be added to {name!r}", hint="agents: claude, codex, pi, hermes"
-        )
-    assert harness is not None
+    if harness is None or AGENTS[harness].installer is None:
+        names = ", ".join(agent.name for agent in installable())
+        raise UsageError(f"funes cannot be added to {name!r}", hint=f"agents: {names}")
     return harness
 
 
@@ -80,17 +71,7 @@ def installer(harness: Harness) -> ModuleType:
         package = importlib.util.module_from_spec(spec)
         sys.modules[PACKAGE] = package
         spec.loader.exec_module(package)
-    return importlib.import_module(f"{PACKAGE}.{MODULES[harness]}")
-
-
-def agent_home(rt: Runtime, harness: Harness) -> Path:
-    homes = rt.homes
-    return {
-        Harness.CLAUDE_CODE: homes.claude,
-        Harness.CODEX: homes.codex,
-        Harness.PI: homes.pi,
-        Harness.HERMES: homes.hermes,
-    }[harness]
+    return importlib.import_module(f"{PACKAGE}.{AGENTS[harness].installer}")
 
 
 def context(rt: Runtime, harness: Harness, memory: str | None = None) -> Any:
@@ -105,7 +86,7 @@ def context(rt: Runtime, harness: Harness, memory: str | None = None) -> Any:
         elif ref.kind is MemoryKind.REMOTE:
             bound = ref.label
     return make_context(
-        agent_home=agent_home(rt, harness),
+        agent_home=rt.homes.of(harness),
         user_home=rt.homes.home,
         python=sys.executable,
         hook=rt.paths.installed_hook,
@@ -164,7 +145,7 @@ def call(harness: Harness, verb: str, ctx: Any) -> Any:
 def run_checks(rt: Runtime) -> list[AgentCheck]:
     """Every agent's wiring state (never raises: a broken config becomes a warning)."""
     out = []
-    for harness in MODULES:
+    for harness in (agent.harness for agent in installable()):
         try:
             check = call(harness, "check", context(rt, harness))
         except (AgentError, FileNotFoundError) as exc:

@@ -13,10 +13,19 @@ from fakes import BagOfWordsEmbedder, RecordingEmbedder
 from funes.chunks import EMBED_INPUT, LEGACY_EMBED_INPUT
 from funes.ingest import IndexJob, index
 from funes.ingest.indexing import backfill_vectors
-from funes.paths import AgentHomes
 from funes.redact import RuleScanner
 from funes.store import Store
-from funes.traces import Block, BlockType, Harness, ReadStats, Role, Turn, Unit, discover
+from funes.traces import (
+    AgentHomes,
+    Block,
+    BlockType,
+    Harness,
+    ReadStats,
+    Role,
+    Turn,
+    Unit,
+    discover,
+)
 
 PAIRS = [
     ("user", "Why does the checkout page time out under load?"),

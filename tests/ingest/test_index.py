@@ -11,12 +11,11 @@ from claude_lines import conversation, write_session
 from fakes import BagOfWordsEmbedder
 
 from funes.ingest import IndexJob, index
-from funes.paths import AgentHomes
 from funes.redact import RuleScanner
 from funes.retrieval import recall
 from funes.settings import INDEX
 from funes.store import Store
-from funes.traces import discover
+from funes.traces import AgentHomes, discover
 
 PAIRS = [
     ("user", "Why does the checkout page time out under load?"),

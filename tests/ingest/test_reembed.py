@@ -16,10 +16,9 @@ from funes.ingest import IndexJob, index
 from funes.ingest.embed_input import stored_embedding_inputs
 from funes.ingest.reembed import chunks_owed, reembed
 from funes.memory import Runtime, parse_memory
-from funes.paths import AgentHomes
 from funes.redact import RuleScanner
 from funes.store import Store
-from funes.traces import discover
+from funes.traces import AgentHomes, discover
 
 PAIRS = [
     ("user", "Why does the checkout page time out under load?"),
