@@ -17,7 +17,7 @@ from funes.ingest import DrainReport, EntryError, IndexJob, Spool, SpoolEntry, c
 from funes.redact import default_scanner
 from funes.settings import SPOOL
 from funes.store import Store
-from funes.traces import Block, BlockType, Harness, ReadStats, Role, Turn, Unit
+from funes.traces import AGENTS, AgentHomes, Block, BlockType, Harness, ReadStats, Role, Turn, Unit
 from funes.traces.claude_code import ClaudeCodeSource
 
 REPO = Path(__file__).resolve().parents[2]
@@ -171,7 +171,8 @@ def test_process_acks_only_entries_whose_unit_committed(tmp_path: Path, store: S
         spool,
         batch,
         job_for(store),
-        sources_for=lambda e: [claude] if e.agent == "claude_code" else [bad],
+        homes=AgentHomes(tmp_path, {Harness.CLAUDE_CODE: claude.home}),
+        agents={**AGENTS, Harness.PI: replace(AGENTS[Harness.PI], source=lambda home: bad)},
         params=QUICK,
         report=report,
     )
@@ -198,7 +199,7 @@ def test_entries_for_one_session_are_indexed_once(tmp_path: Path, store: Store) 
         spool,
         claim_batch(spool, report, limit=100),
         job_for(store),
-        sources_for=lambda e: [claude],
+        homes=AgentHomes(tmp_path, {Harness.CLAUDE_CODE: claude.home}),
         params=QUICK,
         report=report,
     )
@@ -219,7 +220,7 @@ def test_an_entry_that_names_nothing_sweeps_its_agent(tmp_path: Path, store: Sto
         spool,
         claim_batch(spool, report, limit=10),
         job_for(store),
-        sources_for=lambda e: [claude],
+        homes=AgentHomes(tmp_path, {Harness.CLAUDE_CODE: claude.home}),
         params=QUICK,
         report=report,
     )
@@ -237,7 +238,7 @@ def test_an_entry_for_an_unknown_agent_fails_without_sinking_the_batch(
         spool,
         claim_batch(spool, report, limit=10),
         job_for(store),
-        sources_for=lambda e: [],
+        homes=AgentHomes(tmp_path),
         params=replace(QUICK, max_attempts=1),
         report=report,
     )
