@@ -37,8 +37,7 @@ from typing import TYPE_CHECKING
 
 from funes.chunks import Chunk
 from funes.store import Held
-from funes.traces import BlockType, Harness, Role, Turn
-from funes.traces.hermes import names_session
+from funes.traces import BlockType, Harness, Role, Turn, names_session
 
 if TYPE_CHECKING:
     from funes.ingest.indexing import IndexJob, IndexReport

@@ -23,10 +23,8 @@ from __future__ import annotations
 
 import shlex
 
-from funes.commands.recall import GetOutcome, RecallOutcome
-from funes.commands.status import StatusReport
-from funes.traces import strip_terminal_controls
-from funes.traces.labels import MAX_LABEL, short_id
+from funes.commands import GetOutcome, RecallOutcome, StatusReport
+from funes.traces import MAX_LABEL, short_id, strip_terminal_controls
 
 NEIGHBOR_CHARS = 160
 

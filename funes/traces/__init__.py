@@ -1,12 +1,16 @@
 """Where sessions come from: one TraceSource per agent, all emitting the same Turn/Block model.
 
-Knows nothing of chunks, storage, models or the network. Adding an agent = one module here,
-one entry in `SOURCES`, fixtures under fixtures/<agent>/, and an installer.
+Knows nothing of chunks, storage, models or the network. Adding an agent = a `Harness`
+value, its record in `AGENTS` (agents.py), its parser module here, fixtures under
+fixtures/<agent>/, and its installer in installers/.
 """
 
 from __future__ import annotations
 
-from funes.traces.discover import SOURCES, SourceEntry, discover, sources_for_path
+from funes.traces.agents import AGENTS, Agent, AgentHomes, installable
+from funes.traces.discover import discover, sources_for_path
+from funes.traces.hermes import names_session
+from funes.traces.labels import MAX_LABEL, short_id
 from funes.traces.model import (
     Block,
     BlockType,
@@ -14,6 +18,7 @@ from funes.traces.model import (
     Role,
     ToolStatus,
     Turn,
+    clean_text,
     iso_utc,
     normalize_ts,
     parse_ts,
@@ -24,22 +29,28 @@ from funes.traces.model import (
 from funes.traces.source import ReadStats, TraceSource, Unit
 
 __all__ = [
-    "SOURCES",
+    "AGENTS",
+    "MAX_LABEL",
+    "Agent",
+    "AgentHomes",
     "Block",
     "BlockType",
     "Harness",
     "ReadStats",
     "Role",
-    "SourceEntry",
     "ToolStatus",
     "TraceSource",
     "Turn",
     "Unit",
+    "clean_text",
     "discover",
+    "installable",
     "iso_utc",
+    "names_session",
     "normalize_ts",
     "parse_ts",
     "printable",
+    "short_id",
     "sources_for_path",
     "strip_terminal_controls",
     "workdir_facet",

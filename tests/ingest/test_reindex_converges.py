@@ -13,7 +13,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 
-from claude_shapes import (
+from fakes import RecordingEmbedder
+from support.claude_shapes import (
     PROJECT,
     SESSION,
     inline_sidechain_session,
@@ -26,11 +27,10 @@ from claude_shapes import (
     uid,
     write,
 )
-from fakes import RecordingEmbedder
-from legacy_release import LegacyClaudeSource
+from support.legacy_release import LegacyClaudeSource
 
 from funes.ingest import IndexJob, index
-from funes.paths import AgentHomes
+from funes.traces import AgentHomes
 from funes.redact import RuleScanner
 from funes.store import Store
 from funes.traces import BlockType, Harness, ReadStats, Turn, Unit, discover

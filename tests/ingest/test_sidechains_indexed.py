@@ -6,11 +6,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from claude_shapes import SESSION, TASK_PROMPT, inline_sidechain_session, session_path, uid, write
 from fakes import BagOfWordsEmbedder
+from support.claude_shapes import (
+    SESSION,
+    TASK_PROMPT,
+    inline_sidechain_session,
+    session_path,
+    uid,
+    write,
+)
 
 from funes.ingest import IndexJob, index
-from funes.paths import AgentHomes
+from funes.traces import AgentHomes
 from funes.redact import RuleScanner
 from funes.retrieval import get_turns, recall
 from funes.settings import RecallParams

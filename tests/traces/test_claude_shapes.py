@@ -6,7 +6,7 @@ import json
 import os
 from pathlib import Path
 
-from claude_shapes import (
+from support.claude_shapes import (
     CWD,
     SESSION,
     TASK_PROMPT,

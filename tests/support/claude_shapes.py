@@ -1,8 +1,6 @@
-"""Claude Code record shapes the parser must attribute right, written for the tests.
-
-Every record here is invented (the `ledger` project below is fiction); the shapes follow what
-the Claude Code versions named in each builder write: 1.x inline sidechains, 2.0's Warmup pair,
-slash-command records, 2.1's spilled tool results, subagent `.meta.json` files.
+"""Claude Code record shapes of particular versions, on top of `support.claude.record` (the one
+record builder): 1.x inline sidechains, 2.0's Warmup pair, slash-command records, 2.1's spilled
+tool results. Every record is invented (the `ledger` project below is fiction).
 """
 
 from __future__ import annotations
@@ -12,6 +10,8 @@ import uuid as uuidlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from support import claude
 
 SESSION = "6f1d2c3b-4a59-4e68-8d7c-1b2a3c4d5e6f"
 CWD = "/home/dev/ledger"
@@ -37,26 +37,24 @@ def record(
     ts: str = "2025-09-04T10:00:00.000Z",
     **extra: Any,
 ) -> dict[str, Any]:
-    """One user/assistant record in the envelope every Claude Code version writes."""
-    message: dict[str, Any] = {"role": kind, "content": content}
+    """One user/assistant record (`support.claude.record`) named `name` (its uuid is `uid(name)`),
+    as the Claude Code `version` writes it: `isSidechain`, an assistant's message id and model."""
+    message: dict[str, Any] = {}
     if kind == "assistant":
-        message.update(
-            {"id": f"msg_{uid(name)[:12]}", "type": "message", "model": model, "stop_reason": None}
-        )
-    rec: dict[str, Any] = {
-        "parentUuid": uid(parent) if parent else None,
-        "isSidechain": sidechain,
-        "userType": "external",
-        "cwd": cwd,
-        "sessionId": session,
-        "version": version,
-        "gitBranch": "main",
-        "type": kind,
-        "message": message,
-        "uuid": uid(name),
-        "timestamp": ts,
-    }
-    rec.update(extra)
+        message = {"id": f"msg_{uid(name)[:12]}", "type": "message", "model": model}
+        message["stop_reason"] = None
+    rec = claude.record(
+        kind,
+        content,
+        session_id=session,
+        uuid=uid(name),
+        parent=uid(parent) if parent else None,
+        timestamp=ts,
+        cwd=cwd,
+        message=message,
+        **extra,
+    )
+    rec.update({"isSidechain": sidechain, "version": version})
     return rec
 
 
