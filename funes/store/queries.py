@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from funes.store.rows import CHUNK_COLUMNS
+
 # SQLite binds integers as signed 64-bit; a LIMIT past this is "no limit" anyway.
 _MAX_LIMIT = (1 << 63) - 1
 
@@ -113,13 +115,6 @@ def semantic(
     return [(int(r[0]), float(r[1])) for r in raw.execute(sql, params).fetchall()]
 
 
-CHUNK_COLUMNS = (
-    "rowid, id, text, session_id, turn_id, parent_id, seq, ts, role, block_type, block_idx, "
-    "split_idx, tool_name, harness, workdir, cwd, git_branch, host, source_path, "
-    "parent_session_id, scaffold, redaction_version, model, session_label"
-)
-
-
 def by_rowids(raw: Any, rowids: list[int]) -> dict[int, tuple[Any, ...]]:
     """Chunk rows (`CHUNK_COLUMNS`, from the `chunk_rows` view) keyed by rowid (missing rowids
     are absent)."""
@@ -215,36 +210,57 @@ def adjacent(
 
 
 def turn_seq(raw: Any, *, session_id: str, turn_id: str) -> int | None:
+    """The position of turn `turn_id` in a session: stored there, or linked to the session
+    that holds it (a replayed record); None when the session has no such turn."""
     session = session_key(raw, session_id)
     if session is None:
         return None
     row = raw.execute(
         "select seq from chunks where session = ? and turn_id = ? limit 1", (session, turn_id)
     ).fetchone()
+    if row is None:
+        row = raw.execute(
+            "select seq from turn_links where session = ? and turn_id = ? limit 1",
+            (session, turn_id),
+        ).fetchone()
     return None if row is None else int(row[0])
 
 
+# A linked turn's chunks, read from the session that holds them, at the linking position.
+_LINKED_COLUMNS = ", ".join(
+    "l.seq as seq" if name.strip() == "seq" else f"c.{name.strip()}"
+    for name in CHUNK_COLUMNS.split(",")
+)
+
+
 def turns_window(raw: Any, *, session_id: str, seq: int, window: int) -> list[tuple[Any, ...]]:
-    """Chunks of the turns within `window` turn positions of `seq`, in order."""
+    """Chunks of the turns within `window` turn positions of `seq`, in order. A position that
+    links to another session's turn (a replayed record stored once) shows that turn."""
     session = session_key(raw, session_id)
     if session is None:
         return []
+    positions = """select seq from chunks where session = :s and seq {op} :seq
+                   union select seq from turn_links where session = :s and seq {op} :seq"""
+    args = {"s": session, "seq": seq, "n": _limit(window)}
     before = raw.execute(
-        "select distinct seq from chunks where session = ? and seq < ? order by seq desc limit ?",
-        (session, seq, _limit(window)),
+        f"select seq from ({positions.format(op='<')}) order by seq desc limit :n", args
     ).fetchall()
     after = raw.execute(
-        "select distinct seq from chunks where session = ? and seq > ? order by seq limit ?",
-        (session, seq, _limit(window)),
+        f"select seq from ({positions.format(op='>')}) order by seq limit :n", args
     ).fetchall()
     low = min([int(r[0]) for r in before] + [seq])
     high = max([int(r[0]) for r in after] + [seq])
     return [
         tuple(r)
         for r in raw.execute(
-            f"""select {CHUNK_COLUMNS} from chunk_rows where session = ? and seq between ? and ?
+            f"""select {CHUNK_COLUMNS} from chunk_rows where session = :s
+                and seq between :low and :high
+                union all
+                select {_LINKED_COLUMNS} from turn_links l
+                join chunk_rows c on c.session = l.holder and c.turn_id = l.turn_id
+                where l.session = :s and l.seq between :low and :high
                 order by seq, block_idx, split_idx""",
-            (session, low, high),
+            {"s": session, "low": low, "high": high},
         )
     ]
 
@@ -262,3 +278,44 @@ def count_after(raw: Any, *, after_rowid: int) -> int:
     return int(
         raw.execute("select count(*) from chunks where rowid > ?", (after_rowid,)).fetchone()[0]
     )
+
+
+def has_chunks(raw: Any) -> bool:
+    return raw.execute("select 1 from chunks limit 1").fetchone() is not None
+
+
+def unit(raw: Any, key: str) -> tuple[Any, ...] | None:
+    """(key, harness, signature, level, indexed_at) of unit `key`, None when never indexed."""
+    row = raw.execute(
+        "select key, harness, signature, level, indexed_at from units where key = ?", (key,)
+    ).fetchone()
+    return None if row is None else tuple(row)
+
+
+def chunks_without_vectors(raw: Any, *, limit: int) -> list[tuple[int, str, str, str]]:
+    """(rowid, text, harness, block_type) of up to `limit` chunks that have no vector."""
+    rows = raw.execute(
+        """select c.rowid, c.text, c.harness, c.block_type from chunk_rows c
+           where not exists (select 1 from chunks_vec v where v.rowid = c.rowid) limit ?""",
+        (limit,),
+    ).fetchall()
+    return [(int(r[0]), r[1], r[2], r[3]) for r in rows]
+
+
+def per_harness(raw: Any) -> dict[str, tuple[int, int]]:
+    """harness → (sessions, chunks)."""
+    return {
+        harness: (int(sessions), int(chunks))
+        for harness, sessions, chunks in raw.execute(
+            """select o.harness, count(distinct c.session), count(*)
+               from chunks c join origins o on o.id = c.origin group by o.harness"""
+        )
+    }
+
+
+def totals(raw: Any) -> tuple[int, str | None, int]:
+    """(sessions, last indexed time or None, units)."""
+    sessions = raw.execute("select count(distinct session) from chunks").fetchone()[0]
+    last = raw.execute("select max(indexed_at) from units").fetchone()[0]
+    units = raw.execute("select count(*) from units").fetchone()[0]
+    return int(sessions), last, int(units)

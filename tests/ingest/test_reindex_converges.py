@@ -27,13 +27,12 @@ from support.claude_shapes import (
     uid,
     write,
 )
-from support.legacy_release import LegacyClaudeSource
+from support.legacy_release import LegacyClaudeSource, index_as_released
 
 from funes.ingest import IndexJob, index
-from funes.traces import AgentHomes
 from funes.redact import RuleScanner
 from funes.store import Store
-from funes.traces import BlockType, Harness, ReadStats, Turn, Unit, discover
+from funes.traces import AgentHomes, BlockType, Harness, ReadStats, Turn, Unit, discover
 from funes.traces.codex import CodexSource
 
 GONE = "0e1d2c3b-aaaa-4bbb-8ccc-9d8e7f6a5b4c"
@@ -82,8 +81,8 @@ def test_reindexing_a_previous_release_memory_converges(isolated_env: Path, tmp_
     gone = _home(isolated_env)
     emb = RecordingEmbedder()
     with Store.open(tmp_path / "m.db") as store:
-        old = index([LegacyClaudeSource(isolated_env / ".claude" / "projects")], _job(store, emb))
-        assert old.chunks_written > 0 and not old.failures
+        legacy = LegacyClaudeSource(isolated_env / ".claude" / "projects")
+        assert index_as_released(store, legacy, emb) > 0
         old_main = {r[1] for r in _rows(store) if r[0] == SESSION}
         assert uid("s1") in old_main  # the previous release put the sidechain in the main session
         gone.unlink()  # Claude Code's 30-day cleanup took this transcript

@@ -17,12 +17,11 @@ from support.claude_shapes import (
 )
 
 from funes.ingest import IndexJob, index
-from funes.traces import AgentHomes
 from funes.redact import RuleScanner
 from funes.retrieval import get_turns, recall
 from funes.settings import RecallParams
 from funes.store import Store
-from funes.traces import discover
+from funes.traces import AgentHomes, discover
 
 
 def _indexed(home: Path, store: Store) -> None:

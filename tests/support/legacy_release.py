@@ -1,6 +1,7 @@
-"""The previous release's Claude Code reader (funes at 4190960, `funes/traces/claude_code.py`),
-kept to build memories the way that release built them, so tests can check that re-indexing
-with the current readers converges (issue 13). Test support only; never imported by funes.
+"""The previous release's Claude Code reader (funes at 4190960, `funes/traces/claude_code.py`)
+and its way of writing a memory (`index_as_released`), kept to build memories as that release
+built them, so tests can check that re-indexing with the current code converges (issue 13).
+Test support only; never imported by funes.
 
 What it did that the current reader no longer does: inline sidechain records were turns of
 the main session, slash-command records were scaffolding whatever their args, a spilled tool
@@ -11,10 +12,15 @@ file position and no name, and no model, project or label was recorded.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from funes.traces import Harness, ReadStats, Turn, Unit
+from funes.chunks import Chunk, chunk_turn, embedding_input, turn_prompt
+from funes.inference import Embedder
+from funes.redact import RuleScanner, redact
+from funes.store import Store
+from funes.traces import Harness, ReadStats, TraceSource, Turn, Unit
 from funes.traces.jsonl import compact_json, read_records
 from funes.traces.model import Block, BlockType, Role, normalize_ts
 from funes.traces.source import walk_files
@@ -182,3 +188,37 @@ def _tool_result_text(content: Any) -> str:
         ]
         return "\n".join(parts)
     return ""
+
+
+def index_as_released(store: Store, source: TraceSource, embedder: Embedder) -> int:
+    """Index every unit of `source` the way that release's `index` wrote them: every chunk of
+    every turn stored under its id (insert-or-ignore, nothing compared or replaced), embedded
+    with the prompt that opened its exchange (reset when the session changes), each unit then
+    recorded at the top tier under its signature. Returns the chunks written."""
+    store.stamp_model(embedder.model_id, embedder.dim)
+    scanner = RuleScanner()
+    written = 0
+    for unit in source.units():
+        chunks: list[tuple[Chunk, str]] = []
+        prompt: str | None = None
+        session: str | None = None
+        turns = 0
+        for turn in source.read(unit, ReadStats()):
+            turns += 1
+            blocks = tuple(replace(b, text=redact(b.text, scanner)[0]) for b in turn.blocks)
+            turn = replace(turn, blocks=blocks)
+            if turn.session_id != session:
+                session, prompt = turn.session_id, None
+            prompt = turn_prompt(turn) or prompt
+            chunks += [
+                (c, embedding_input(c.text, c.role, prompt, store.embedding_input))
+                for c in chunk_turn(turn)
+            ]
+        if chunks:
+            vectors = embedder.embed([t for _, t in chunks])
+            written += store.add([c for c, _ in chunks], vectors, redaction_version=scanner.version)
+        store.record_unit(
+            unit.key, harness=unit.harness.value, signature=unit.signature, level=2,
+            turns=turns, chunks=len(chunks),
+        )  # fmt: skip
+    return written
