@@ -3,9 +3,14 @@
 `Scanner` is the seam: `scan(text) -> list[Finding]` with exact character spans of secret
 *values*, sorted, non-overlapping. Engines:
 
-* `RuleScanner`: funes' own anchored rules (`funes.redact.rules`), always on;
-* `DetectSecretsScanner`: detect-secrets' regex plugins + ours (`funes.redact.detect`);
-* `UnionScanner`: the union of both; `default_scanner()` returns it.
+* `RuleScanner`: funes' own anchored rules (`funes.redact.catalog`: base rules, vendor
+  prefixes, transcript context rules);
+* `VendorScanner`: Kingfisher's catalogue of ~490 vendor formats (`funes.redact.vendor`);
+* `DetectSecretsScanner`: detect-secrets' regex plugins + funes' plugins (`funes.redact.detect`);
+* `UnionScanner`: the union of engines.
+
+Two independent sets: `default_scanner()` (rules + Kingfisher) redacts at index time;
+`gate_scanner()` (detect-secrets) is the publish gate's second opinion (funes.redact.gate).
 
 `RULES_VERSION` is bumped whenever detection improves; stored chunks record the version they
 passed, and older rows are rescanned before they are shown or published.
@@ -21,9 +26,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from funes.redact.rules import RULES, Rule, scan_rules
+from funes.redact.catalog import RULES
+from funes.redact.rules import Rule, scan_rules
 
-RULES_VERSION = 2
+RULES_VERSION = 3
 MARKER_PREFIX = "[REDACTED:"
 _MAX_PASSES = 3
 
@@ -125,14 +131,28 @@ class DetectSecretsScanner:
         return merge(scan_detect_secrets(text), text) if text else []
 
 
+class VendorScanner:
+    """Kingfisher's catalogue of vendor token formats (see funes.redact.vendor).
+
+    Raises ImportError (on first scan) when kingfisher-secret-scanner is not installed.
+    """
+
+    version = RULES_VERSION
+
+    def scan(self, text: str) -> list[Finding]:
+        from funes.redact.vendor import scan_kingfisher
+
+        return merge(scan_kingfisher(text), text) if text else []
+
+
 class UnionScanner:
-    """Every finding of every engine, merged (the default)."""
+    """Every finding of every engine, merged (default: the index-time set)."""
 
     version = RULES_VERSION
 
     def __init__(self, engines: Sequence[Scanner] | None = None) -> None:
         self.engines: Sequence[Scanner] = (
-            engines if engines is not None else (RuleScanner(), DetectSecretsScanner())
+            engines if engines is not None else (RuleScanner(), VendorScanner())
         )
 
     def scan(self, text: str) -> list[Finding]:
@@ -177,8 +197,17 @@ def redact(text: str, scanner: Scanner) -> tuple[str, list[Finding]]:
 
 
 def default_scanner() -> Scanner:
-    """The scanner every index run, retrieval guard and publish gate uses."""
-    return UnionScanner()
+    """The index-time scanner (funes' rules + Kingfisher's catalogue): what every index run,
+    scrub and retrieval guard redacts with, and what the publish gate re-runs over chunks
+    stored under an older `RULES_VERSION`."""
+    return UnionScanner((RuleScanner(), VendorScanner()))
+
+
+def gate_scanner() -> Scanner:
+    """The publish gate's own detector set, independent of `default_scanner()`: detect-secrets'
+    regex plugins plus funes' detect-secrets plugins (funes.redact.detect), written apart from
+    funes.redact.rules. Its findings hold chunks back; they never rewrite text."""
+    return DetectSecretsScanner()
 
 
 __all__ = [
@@ -189,7 +218,9 @@ __all__ = [
     "RuleScanner",
     "Scanner",
     "UnionScanner",
+    "VendorScanner",
     "default_scanner",
+    "gate_scanner",
     "merge",
     "redact",
 ]
