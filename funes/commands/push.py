@@ -10,7 +10,7 @@ from funes.commands.memory import MemoryKind, MemoryRef, as_push_target, remote_
 from funes.commands.runtime import Runtime
 from funes.errors import NoIndex
 from funes.paths import ensure_private_dir
-from funes.redact import Scanner, default_scanner
+from funes.redact import Scanner, default_scanner, gate_scanner
 from funes.remote import PushOptions, PushReport, RemoteOffline, forget_check, push
 
 
@@ -53,7 +53,8 @@ def run_push(
     report = push(
         rt.paths.memory_db,
         remote,
-        scanner=scanner or default_scanner(),
+        scanner=scanner or gate_scanner(),
+        rescan=default_scanner(),
         receipts=ensure_private_dir(receipts_dir(rt)),
         options=PushOptions(
             create=request.create,

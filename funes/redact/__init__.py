@@ -145,6 +145,17 @@ class VendorScanner:
         return merge(scan_kingfisher(text), text) if text else []
 
 
+class ResidualScanner:
+    """The publish gate's heuristics for minted values nothing announces (funes.redact.residual)."""
+
+    version = RULES_VERSION
+
+    def scan(self, text: str) -> list[Finding]:
+        from funes.redact.residual import scan_residual
+
+        return merge(scan_residual(text), text) if text else []
+
+
 class UnionScanner:
     """Every finding of every engine, merged (default: the index-time set)."""
 
@@ -205,9 +216,10 @@ def default_scanner() -> Scanner:
 
 def gate_scanner() -> Scanner:
     """The publish gate's own detector set, independent of `default_scanner()`: detect-secrets'
-    regex plugins plus funes' detect-secrets plugins (funes.redact.detect), written apart from
-    funes.redact.rules. Its findings hold chunks back; they never rewrite text."""
-    return DetectSecretsScanner()
+    regex plugins plus funes' detect-secrets plugins (funes.redact.detect) and the gate's
+    residual heuristics (funes.redact.residual), all written apart from funes.redact.rules.
+    Its findings hold chunks back; they never rewrite text."""
+    return UnionScanner((DetectSecretsScanner(), ResidualScanner()))
 
 
 __all__ = [
@@ -215,6 +227,7 @@ __all__ = [
     "RULES_VERSION",
     "DetectSecretsScanner",
     "Finding",
+    "ResidualScanner",
     "RuleScanner",
     "Scanner",
     "UnionScanner",

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-from funes.redact.rules import Rule, Span, rule
+from funes.redact.rules import Extract, Rule, Span, rule
 from funes.redact.values import (
     Family,
     is_code_reference,
@@ -199,6 +199,8 @@ def _prose_value(value: str, *, password: bool) -> bool:
         return False
     if value.lower() in _PROSE_STOP or "://" in value or ".." in value:
         return False
+    if re.fullmatch(r"[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+", value):
+        return False  # an address (user@host), not a secret
     if any(c in value for c in "<>\\"):
         return False
     if password:
@@ -226,8 +228,10 @@ _PROSE_STOP = frozenset(
 )  # fmt: skip
 
 
-def _prose(password: bool):  # type: ignore[no-untyped-def]
+def _prose(password: bool) -> Extract:
     def extract(text: str, m: re.Match[str]) -> Span | None:
+        if _in_marker(text, m.start()):
+            return None
         start, end = m.span("v")
         while end > start and text[end - 1] in _TRAILING:
             end -= 1
@@ -245,7 +249,7 @@ def _prose(password: bool):  # type: ignore[no-untyped-def]
 
 def _token_in_prose(text: str, m: re.Match[str]) -> Span | None:
     """The first word of the 80 characters after a credential word that reads as minted."""
-    if _looks_like_hash_word(text, m.start()):
+    if _looks_like_hash_word(text, m.start()) or _in_marker(text, m.start()):
         return None
     for w in _WORD.finditer(text, m.start("w"), m.end("w")):
         start, end = w.span()
@@ -254,6 +258,12 @@ def _token_in_prose(text: str, m: re.Match[str]) -> Span | None:
         if _prose_value(text[start:end], password=False):
             return start, end
     return None
+
+
+def _in_marker(text: str, i: int) -> bool:
+    """`i` falls inside one of our own `[REDACTED:<kind>]` markers (`cli_secret`, `…_token`)."""
+    opening = text.rfind("[REDACTED:", max(0, i - 40), i)
+    return opening >= 0 and "]" not in text[opening:i]
 
 
 def _looks_like_hash_word(text: str, i: int) -> bool:

@@ -57,6 +57,18 @@ def _kind(rule_id: str) -> str:
     return name.replace("-", "_").replace(".", "_").lower()
 
 
+def _pem_body(text: str, start: int, end: int) -> tuple[int, int]:
+    """A whole PEM block found by a rule is cut to its body: the BEGIN/END lines stay readable
+    (as funes' own private_key rule does)."""
+    if not text.startswith("-----BEGIN", start):
+        return start, end
+    head = text.find("-----", start + 10)
+    tail = text.find("-----END", head + 5 if head >= 0 else start, end)
+    if head < 0 or tail < 0:
+        return start, end
+    return head + 5, tail
+
+
 def scan_kingfisher(text: str) -> list[tuple[str, int, int]]:
     """(kind, start, end) character spans of every Kingfisher finding in `text` (unsorted)."""
     data = text.encode("utf-8")
@@ -72,6 +84,7 @@ def scan_kingfisher(text: str) -> list[tuple[str, int, int]]:
         if not ascii_only:
             start = len(data[:start].decode("utf-8", errors="ignore"))
             end = len(data[:end].decode("utf-8", errors="ignore"))
+        start, end = _pem_body(text, start, end)
         if end > start and not is_placeholder(text[start:end]):
             out.append((_kind(rule_id), start, end))
     return out
