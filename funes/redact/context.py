@@ -210,8 +210,7 @@ def _prose_value(value: str, *, password: bool) -> bool:
             return True
         if value.count("-") >= 2:
             return True  # correct-horse-battery
-        inner_upper = any(c.isupper() for c in value[1:]) and any(c.islower() for c in value)
-        return inner_upper
+        return any(c.isupper() for c in value[1:]) and any(c.islower() for c in value)
     if any(c in value for c in "([{") and is_code_reference(value):
         return False
     if not looks_random(value, min_len=10):
@@ -269,16 +268,24 @@ def _in_marker(text: str, i: int) -> bool:
 def _looks_like_hash_word(text: str, i: int) -> bool:
     """`cache key`, `sort key`, `primary key`, `ssh key fingerprint`: keys that are not secrets."""
     before = text[max(0, i - 12) : i].lower()
-    return any(w in before for w in ("cache ", "sort ", "primary ", "foreign ", "partition ", "public "))
+    return any(
+        w in before for w in ("cache ", "sort ", "primary ", "foreign ", "partition ", "public ")
+    )
 
 
-_PASSWORD_WORD = r"(?:password|passwort|passwd|passphrase|passcode|pwd|pw|contraseña|пароль|mot de passe)"
+_PASSWORD_WORD = (
+    r"(?:password|passwort|passwd|passphrase|passcode|pwd|pw|contraseña|пароль|mot de passe)"
+)
 _PROSE_PASSWORD = (
     r"(?:" + _PASSWORD_WORD + r")(?![a-z_\-@/:=])[^\n.?!@/=]{0,40}?"
     r"(?:[ \t](?:is|was|to|now|be|becomes|reads)(?:[ \t]+now)?[ \t]+|[ \t]*:[ \t]*)"
     r"(?:[\"'`])?(?P<v>[^\s\"'`]{3,128})"
 )
-_WITH_PASSWORD = r"(?:with|using|use|the)[ \t]+(?:the[ \t]+)?" + _PASSWORD_WORD + r"[ \t]+[\"'`]?(?P<v>[^\s\"'`]{3,128})"
+_WITH_PASSWORD = (
+    r"(?:with|using|use|the)[ \t]+(?:the[ \t]+)?"
+    + _PASSWORD_WORD
+    + r"[ \t]+[\"'`]?(?P<v>[^\s\"'`]{3,128})"
+)
 _TOKEN_WORD = r"(?:token|secret|credential|credentials|api[ _-]?key|access[ _-]?key|auth[ _-]?key|(?:this|the|my|our|new|your)[ \t]+key)"
 _PROSE_TOKEN = _TOKEN_WORD + r"(?![a-z_\-])(?P<w>[^\n?!]{1,80})"
 _WORD = re.compile(r"[^\s\"'`]{10,512}")
@@ -313,7 +320,7 @@ def _env_line(text: str, m: re.Match[str]) -> Span | None:
 CONTEXT_RULES: tuple[Rule, ...] = (
     rule(
         "secret_assignment",
-        r"\n[ \t]*(?:export[ \t]+)?(?P<n>[A-Z][A-Z0-9_]*_[A-Z0-9_]+|[A-Z]{4,})[ \t]*[=:][ \t]*(?P<v>[^\s][^\r\n]*)",
+        r"(?:\n|^)[ \t]*(?:export[ \t]+)?(?P<n>[A-Z][A-Z0-9_]*_[A-Z0-9_]+|[A-Z]{4,})[ \t]*[=:][ \t]*(?P<v>[^\s][^\r\n]*)",
         ["\n"],
         _env_line,
     ),

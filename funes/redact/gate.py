@@ -104,9 +104,7 @@ def block_findings(pieces: Sequence[str], scanner: Scanner) -> list[Finding]:
     return found
 
 
-def gate(
-    rows: Iterable[GateRow], scanner: Scanner, *, rescan: Scanner | None = None
-) -> GateResult:
+def gate(rows: Iterable[GateRow], scanner: Scanner, *, rescan: Scanner | None = None) -> GateResult:
     """Split `rows` into publishable and held-back chunk ids (see module docstring).
 
     Raises SecretScanFailed when a scanner cannot be trusted; the caller publishes nothing.

@@ -32,7 +32,7 @@ def _digits(runs: int, *, group: str | int = 0) -> Extract:
 
 PREFIX_RULES: tuple[Rule, ...] = (
     rule("vault_token", r"hv[sbr]\.[A-Za-z0-9_\-]{24,}", ["hvs.", "hvb.", "hvr."], token(20)),
-    rule("vault_token", r"s\.[A-Za-z0-9]{24}", ["s."], _digits(3)),
+    rule("vault_token", r"s\.[A-Za-z0-9]{24}", ["s."], _digits(2)),
     rule("onepassword_token", r"ops_eyJ[A-Za-z0-9+/_\-]{100,}={0,3}", ["ops_eyJ"], token()),
     rule(
         "onepassword_secret_key",

@@ -17,8 +17,12 @@ from __future__ import annotations
 
 import re
 
-_BOT = re.compile(r"(?<![A-Za-z0-9_\-])[A-Za-z0-9_\-]{24,26}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,38}(?![A-Za-z0-9_\-])")
-_LINE_VALUE = re.compile(r"(?P<pre>[^\n]{0,60}?)(?:\bis|:)[ \t]+(?P<v>[^\s\"'`]{10,200})[ \t]*(?:\r?\n|\\n|$)")  # noqa: E501
+_BOT = re.compile(
+    r"(?<![A-Za-z0-9_\-])[A-Za-z0-9_\-]{24,26}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,38}(?![A-Za-z0-9_\-])"
+)
+_LINE_VALUE = re.compile(
+    r"(?P<pre>[^\n]{0,60}?)(?:\bis|:)[ \t]+(?P<v>[^\s\"'`]{10,200})[ \t]*(?:\r?\n|\\n|$)"
+)  # noqa: E501
 _LONG = re.compile(r"(?<![A-Za-z0-9+/_\-])[A-Za-z0-9+/_\-]{24,120}(?![A-Za-z0-9+/_\-])")
 _HASHY = re.compile(
     r"sha\d*|md5|hash|checksum|digest|commit|integrity|etag|uuid|\bid\b|_id|version|rev|"

@@ -408,6 +408,8 @@ BASE_RULES: tuple[Rule, ...] = (
 def _anchor_positions(hay: str, anchors: Sequence[str]) -> list[int]:
     found: set[int] = set()
     for anchor in anchors:
+        if anchor == "\n":
+            found.add(0)  # a line rule also tries the first line (its pattern allows `^`)
         i = hay.find(anchor)
         while i >= 0:
             found.add(i)

@@ -29,7 +29,14 @@ _NOT_SECRET_TAILS = (
 )  # fmt: skip
 # Credential-like name tails: a last segment, or the end of the flattened name.
 _CREDENTIAL_TAILS = ("pat", "credential", "credentials", "creds", "cred")
-_CREDENTIAL_FLAT_TAILS = ("authkey", "accesskey", "secretkey", "apitoken", "privatekey", "signingkey")
+_CREDENTIAL_FLAT_TAILS = (
+    "authkey",
+    "accesskey",
+    "secretkey",
+    "apitoken",
+    "privatekey",
+    "signingkey",
+)
 _SEGMENT = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
 
@@ -134,9 +141,12 @@ def has_random_part(value: str) -> bool:
     segments of `a.b.c` bot tokens), which identifiers (`x509Certificate`, `sha256Digest`,
     `aws_ec2_client`) do not have."""
     for part in re.split(r"[._\-~]", value):
-        if len(part) >= 12 and any(c.isalpha() for c in part):
-            if len(re.findall(r"[0-9]+", part)) >= 2:
-                return True
+        if (
+            len(part) >= 12
+            and any(c.isalpha() for c in part)
+            and len(re.findall(r"[0-9]+", part)) >= 2
+        ):
+            return True
     return False
 
 
