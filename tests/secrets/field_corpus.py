@@ -444,7 +444,9 @@ _MAKERS = {"dotenv": _dotenv, "tool_output": _tool_output, "prompt": _prompt, "c
 
 
 def placements(seed: int = 23, secrets_seed: int = 17) -> list[Placement]:
-    """Every secret in every context (a password is never placed bare: no scanner can know)."""
+    """Every secret in every context. A value with no self-identifying format (a password, an
+    AWS secret key, a hex API key) is never placed bare: in `tool_output` it appears in the
+    JSON or YAML that names it, since nothing could tell it from a hash or a word otherwise."""
     g = Gen(seed)
     out: list[Placement] = []
     for s in secrets(secrets_seed):
