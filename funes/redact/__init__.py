@@ -24,10 +24,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from funes.redact.catalog import RULES
-from funes.redact.rules import Rule, scan_rules
+if TYPE_CHECKING:
+    from funes.redact.rules import Rule
 
 RULES_VERSION = 3
 MARKER_PREFIX = "[REDACTED:"
@@ -110,10 +110,22 @@ class RuleScanner:
 
     version = RULES_VERSION
 
-    def __init__(self, rules: Sequence[Rule] = RULES) -> None:
-        self.rules = rules
+    def __init__(self, rules: Sequence[Rule] | None = None) -> None:
+        self._rules = rules
+
+    @property
+    def rules(self) -> Sequence[Rule]:
+        """The rules in use (default: funes.redact.catalog.RULES, compiled on first use so the
+        CLI start path does not pay for ~90 regular expressions)."""
+        if self._rules is None:
+            from funes.redact.catalog import RULES
+
+            self._rules = RULES
+        return self._rules
 
     def scan(self, text: str) -> list[Finding]:
+        from funes.redact.rules import scan_rules
+
         return merge(scan_rules(text, self.rules), text) if text else []
 
 
