@@ -1,165 +1,18 @@
 """The read path: BM25 + vector candidates → RRF → turn aggregation → cross-encoder rerank →
 recency → neighbors.
 
-The two candidate legs overlap: BM25 runs on the store's sibling reader in a second thread
-while the query is embedded and searched (sequentially where the store has no reader).
+    pipeline.py  recall() and get_turns(): the stages in order
+    fusion.py    RRF, turn aggregation, recency weight (pure, table-tested)
+    guard.py     redaction on the fly of rows stored under older rules
+    types.py     Hit, RecallResult, TurnView
 
-Sees only the Embedder/Reranker protocols and the Store; never a model backend.
+Sees only the Embedder/Reranker protocols and the Store; never a model backend. Other
+packages import from this face, never from its modules.
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime
-from itertools import groupby
-
-from funes.chunks import reassemble
-from funes.inference import Embedder, Reranker
-from funes.redact import Scanner, default_scanner
-from funes.retrieval.fusion import recency_weight, rrf, sigmoid, turn_scores
-from funes.retrieval.guard import guard_block, guard_chunk, guard_chunks
+from funes.retrieval.pipeline import get_turns, recall
 from funes.retrieval.types import Hit, RecallResult, TurnView
-from funes.settings import RECALL, Leg, RecallParams
-from funes.store import NO_FILTERS, Filters, Store
-from funes.traces import parse_ts
-from funes.traces.model import clean_text
-
-
-class _Clock:
-    def __init__(self) -> None:
-        self.timings: dict[str, float] = {}
-        self._t = time.perf_counter()
-
-    def lap(self, stage: str) -> None:
-        now = time.perf_counter()
-        self.timings[stage] = self.timings.get(stage, 0.0) + (now - self._t) * 1000.0
-        self._t = now
-
-
-def recall(
-    store: Store,
-    query: str,
-    *,
-    embedder: Embedder | None,
-    reranker: Reranker | None,
-    params: RecallParams = RECALL,
-    filters: Filters = NO_FILTERS,
-    now: datetime | None = None,
-    progress: Callable[[str], None] | None = None,
-    scanner: Scanner | None = None,
-) -> RecallResult:
-    """Rank the memory's chunks for `query`; see the module docstring for the stages.
-
-    Without an embedder (or without vectors in this memory) the vector leg is skipped; without
-    a reranker the fused RRF order is kept. Both degradations are reported in `notes`.
-    Chunks stored under older redaction rules are redacted by `scanner` (default: the
-    current one) before they are reranked or returned (see funes.retrieval.guard).
-    """
-    scanner = scanner or default_scanner()
-    clock = _Clock()
-    query = clean_text(query)  # argv bytes that are not UTF-8 arrive as lone surrogates
-    notes: list[str] = []
-    now = now or datetime.now(UTC)
-    legs: list[list[int]] = []
-    searchable = store.vectors_available and store.model_id is not None
-    vector_by = embedder if Leg.VECTOR in params.legs and searchable else None
-    if Leg.VECTOR in params.legs and vector_by is None:
-        notes.append("vector search unavailable: lexical (BM25) results only")
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="funes-bm25") as thread:
-        # With both legs, BM25 runs on a sibling connection in a second thread while the query
-        # is embedded and searched (sqlite and onnxruntime release the GIL): the legs overlap.
-        both = vector_by is not None and Leg.BM25 in params.legs
-        beside = store.reader() if both else None
-        pending = thread.submit(_lexical, beside, query, params, filters) if beside else None
-        if vector_by is not None:
-            qv = vector_by.embed_query(query)
-            clock.lap("embed_query")
-            legs.append([r for r, _ in store.semantic(qv, k=params.leg_depth, filters=filters)])
-            clock.lap("vector")
-        if pending is not None:
-            lexical, clock.timings["bm25"] = pending.result()
-            clock.lap("bm25_wait")  # how much longer than embed_query + vector BM25 took
-            legs.insert(0, lexical)
-        elif Leg.BM25 in params.legs:
-            legs.insert(0, _lexical(store, query, params, filters)[0])
-            clock.lap("bm25")
-    fused = rrf(legs, k=params.rrf_k)
-    keys = store.block_keys([r for r, _ in fused])
-    blocks = {r: ((sid, tid), (sid, tid, b)) for r, (sid, tid, b) in keys.items()}
-    fused = turn_scores(fused, blocks, bonus=params.turn_bonus)[: max(params.candidates, params.k)]
-    clock.lap("fusion")
-    if not fused:
-        return RecallResult([], notes, clock.timings)
-    rows = store.fetch([r for r, _ in fused])
-    pool = [(guard_chunk(rows[r], scanner), s) for r, s in fused if r in rows]
-    clock.lap("fetch")
-    reranked = False
-    if reranker is not None and params.rerank:
-        if progress is not None:
-            progress(f"reranking {len(pool)} candidates…")
-        raw = reranker.score(query, [c.text for c, _ in pool])
-        relevance = [sigmoid(s) for s in raw]
-        reranked = True
-        clock.lap("rerank")
-    else:
-        top = pool[0][1]
-        relevance = [s / top for _, s in pool]
-    scored = [
-        (
-            chunk,
-            rel
-            * recency_weight(
-                parse_ts(chunk.ts),
-                now,
-                half_life_days=params.half_life_days,
-                floor=params.recency_floor,
-            )
-            * (params.scaffold_weight if chunk.scaffold else 1.0),
-        )
-        for (chunk, _), rel in zip(pool, relevance, strict=True)
-    ]
-    scored.sort(key=lambda cs: -cs[1])
-    top_hits = scored[: params.k]  # one chunk per turn already (turn_scores)
-    clock.lap("recency")
-    hits = [
-        Hit(c, s, tuple(guard_chunks(store.neighbors(c, params.neighbors), scanner)))
-        for c, s in top_hits
-    ]
-    clock.lap("neighbors")
-    return RecallResult(hits, notes, clock.timings, reranked)
-
-
-def _lexical(
-    store: Store, query: str, params: RecallParams, filters: Filters
-) -> tuple[list[int], float]:
-    """The BM25 leg's rowids, best first, and its duration in ms."""
-    t0 = time.perf_counter()
-    rowids = [r for r, _ in store.lexical(query, k=params.leg_depth, filters=filters)]
-    return rowids, (time.perf_counter() - t0) * 1000.0
-
-
-def get_turns(
-    store: Store, session_id: str, turn_id: str, *, window: int = 3, scanner: Scanner | None = None
-) -> list[TurnView]:
-    """The named turn and the `window` turns on each side, splits reassembled; [] when absent.
-
-    Blocks with chunks stored under older redaction rules are redacted by `scanner` (default:
-    the current one) after reassembly, so a secret split across two chunks is caught too.
-    """
-    scanner = scanner or default_scanner()
-    chunks = store.turns_around(session_id, turn_id, window)
-    views: list[TurnView] = []
-    for (seq, tid), turn_chunks in groupby(chunks, key=lambda c: (c.seq, c.turn_id)):
-        items = list(turn_chunks)
-        blocks = []
-        for _, group in groupby(items, key=lambda c: c.block_idx):
-            pieces = sorted(group, key=lambda c: c.split_idx)
-            blocks.append(guard_block(reassemble([c.text for c in pieces]), pieces, scanner))
-        first = items[0]
-        views.append(TurnView(session_id, tid, seq, first.ts, first.role, tuple(blocks)))
-    return views
-
 
 __all__ = ["Hit", "RecallResult", "TurnView", "get_turns", "recall"]
