@@ -49,8 +49,8 @@ PUBLIC: dict[str, set[str]] = {
     },
     "redact": {
         "MARKER_PREFIX", "RULES_VERSION", "DetectSecretsScanner", "Finding", "GateResult",
-        "GateRow", "RuleScanner", "Scanner", "UnionScanner", "default_scanner", "gate", "merge",
-        "redact", "rewrite_block",
+        "GateRow", "ResidualScanner", "RuleScanner", "Scanner", "UnionScanner", "VendorScanner",
+        "default_scanner", "gate", "gate_scanner", "merge", "redact", "rewrite_block",
     },
     "remote": {
         "CachedMemory", "DirRemote", "HubRemote", "PushOptions", "PushReport", "Remote",
