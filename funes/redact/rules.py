@@ -52,6 +52,19 @@ class Rule:
     lookback: int = 0  # the match may start up to this many characters before the anchor
 
 
+# A line-number gutter as agents' file viewers print it: Claude Code's Read tool (`%6d→`),
+# `cat -n` / `nl` (`%6d<TAB>`). It hides a line's start from rules anchored there.
+_GUTTER = re.compile(r"^[ \t]*[0-9]{1,7}(?:\u2192|\t)", re.M)
+
+
+def without_gutters(text: str) -> str:
+    """`text` with every line-number gutter blanked to spaces (same length, offsets valid), so
+    `    12→DB_PASSWORD=…` reads as an indented `DB_PASSWORD=…` line."""
+    if "\u2192" not in text and "\t" not in text:
+        return text
+    return _GUTTER.sub(lambda m: " " * len(m.group(0)), text)
+
+
 def ascii_lower(text: str) -> str:
     """`text` with A–Z lower-cased and nothing else changed (offsets stay valid)."""
     low = text.lower()
@@ -68,12 +81,19 @@ def _bounded(text: str, start: int, end: int) -> bool:
     )
 
 
-def token(min_random: int = 0, *, group: str | int = 0, forbid: tuple[str, ...] = ()) -> Extract:
-    """A self-identifying token (`ghp_…`, `AKIA…`): bounded, not a placeholder, random enough."""
+def token(
+    min_random: int = 0,
+    *,
+    group: str | int = 0,
+    forbid: tuple[str, ...] = (),
+    group_bounds: bool = False,
+) -> Extract:
+    """A self-identifying token (`ghp_…`, `AKIA…`): bounded (the whole match, or with
+    `group_bounds` the group: a token found mid-URL), not a placeholder, random enough."""
 
     def extract(text: str, m: re.Match[str]) -> Span | None:
         start, end = m.span(group)
-        if not _bounded(text, *m.span()):
+        if not _bounded(text, *((start, end) if group_bounds else m.span())):
             return None
         value = text[start:end]
         if any(f in value for f in forbid) or is_placeholder(value):
@@ -346,7 +366,7 @@ BASE_RULES: tuple[Rule, ...] = (
     rule("jwt", r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*", ["eyJ"], token()),
     rule("npm_token", r"npm_[A-Za-z0-9]{36}", ["npm_"], token(30)),
     rule("pypi_token", r"pypi-AgE[A-Za-z0-9_\-]{50,}", ["pypi-AgE"], token()),
-    rule("sendgrid_key", r"SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}", ["SG."], token()),
+    rule("sendgrid_key", r"SG\.[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{20,64}", ["SG."], token(20)),
     rule("digitalocean_token", r"do[por]_v1_[a-f0-9]{64}", ["_v1_"], token(), lookback=3),
     rule(
         "url_password",
@@ -418,7 +438,9 @@ def _anchor_positions(hay: str, anchors: Sequence[str]) -> list[int]:
 
 
 def scan_rules(text: str, rules: Sequence[Rule]) -> list[tuple[str, int, int]]:
-    """(kind, start, end) of every value the rules find in `text` (unsorted, may overlap)."""
+    """(kind, start, end) of every value the rules find in `text` (unsorted, may overlap).
+    Rules read `text` with line-number gutters blanked (`without_gutters`)."""
+    text = without_gutters(text)
     out: list[tuple[str, int, int]] = []
     low: str | None = None
     for rule in rules:

@@ -21,6 +21,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
+from funes.redact.rules import without_gutters
 from funes.redact.values import is_placeholder
 
 # Helper (not visible) findings whose value is a secret in its own right.
@@ -70,7 +71,9 @@ def _pem_body(text: str, start: int, end: int) -> tuple[int, int]:
 
 
 def scan_kingfisher(text: str) -> list[tuple[str, int, int]]:
-    """(kind, start, end) character spans of every Kingfisher finding in `text` (unsorted)."""
+    """(kind, start, end) character spans of every Kingfisher finding in `text` (unsorted).
+    Kingfisher reads `text` with line-number gutters blanked (same length, same offsets)."""
+    text = without_gutters(text)
     data = text.encode("utf-8")
     ascii_only = len(data) == len(text)
     out: list[tuple[str, int, int]] = []
