@@ -211,6 +211,8 @@ def _assignment(text: str, m: re.Match[str]) -> Span | None:
     ctx = "quoted" if quoted_name else _line_context(text, name_start)
     upper = name.upper() == name and any(c.isalpha() for c in name)
     if quoted:
+        if value[0] in ",+" or (value[0] == "." and not value[1:2].isalnum()):
+            return None  # `password: "…",next:` or `'…'.$p[`: between two literals, not one
         if any(c.isspace() for c in value) and not (upper and ctx in ("line", "shell")):
             return None
         if (
@@ -220,6 +222,8 @@ def _assignment(text: str, m: re.Match[str]) -> Span | None:
         ):
             return None
         return (start, end) if strong_enough(value, family) else None
+    if value[0] in ".,+":
+        return None  # `'…' . $x`, `", " + y`: concatenation, not a value
     call_like = any(c in value for c in "([{") or (
         "." in value and is_code_reference(value) and not has_random_part(value)
     )

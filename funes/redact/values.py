@@ -141,13 +141,15 @@ _PLACEHOLDER_WORDS = frozenset(
         "secret", "token", "string", "str", "value", "key", "pass", "required", "optional",
         "n/a", "na", "tbd", "todo", "changeme", "change_me", "dummy", "test", "fake", "hidden",
         "masked", "redacted", "placeholder", "notset", "unset", "default", "...", "…",
-        "secretkey", "apikey", "mytoken", "mysecret", "mypassword", "foo", "bar", "baz",
+        "secretkey", "apikey", "mytoken", "mysecret", "mypassword", "foo", "bar", "baz", "xyz",
+        "abc", "foobar",
     )
 )  # fmt: skip
 _PLACEHOLDER_PARTS = ("example", "placeholder", "redacted", "xxxx", "change_me", "changeme",
                       "replace_me", "replaceme", "insert_", "dummy", "<", ">", "..")  # fmt: skip
 _FILLER = re.compile(r"[xX*#._\-•0]+")
 _TEMPLATE = re.compile(r"\{\{?[^{}]*\}\}?")
+_SELECTOR = re.compile(r"#[a-z]+(?:-[a-z]+)+")
 _URL_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
 _ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 _REFERENCE_PREFIXES = (
@@ -163,11 +165,16 @@ _CODE = re.compile(
 def is_placeholder(value: str) -> bool:
     """True for values that stand for a secret without being one (see module docstring)."""
     v = value.strip()
+    if len(v) > 2 and v[0] in "'\"" and v[-1] == v[0]:
+        v = v[1:-1]  # a value quoted twice: "'$X'"
     if not v:
         return True
     first = v[0]
-    if first in "$<[*(":
-        return True
+    if first in "$<[*(" or v.startswith(("&lt;", "&#", "arn:")):
+        return True  # a variable, a tag, an HTML-escaped <x>, an AWS ARN
+    if first == "#" and _SELECTOR.fullmatch(v):
+        return True  # #add-password: an anchor or CSS id
+
     if first == "{":
         return _TEMPLATE.fullmatch(v) is not None  # `{{ vault_pw }}`, `{DB_PASSWORD}`
     if first == "%":
@@ -184,6 +191,16 @@ def is_placeholder(value: str) -> bool:
     if _ENV_NAME.fullmatch(v):
         return True  # a variable's name used as the value: "…_env": "OPENAI_API_KEY"
     return low.startswith(_REFERENCE_PREFIXES)
+
+
+# Keys vendors publish by design (Stripe and Clerk publishable keys, PostHog project keys,
+# Mapbox public tokens): never secrets, whatever surrounds them.
+_PUBLIC_PREFIXES = ("pk_live_", "pk_test_", "pk.eyJ", "phc_", "pub_", "sb_publishable_")
+
+
+def is_public(value: str) -> bool:
+    """`value` is a key its vendor publishes by design (`pk_live_…`, `phc_…`)."""
+    return value.startswith(_PUBLIC_PREFIXES)
 
 
 def is_code_reference(value: str) -> bool:
@@ -231,10 +248,11 @@ def looks_random(value: str, *, min_len: int = 16) -> bool:
     return (has_digit and (has_upper or has_lower)) or (has_upper and has_lower)
 
 
-_MINTED_CHARS = re.compile(r"[A-Za-z0-9+/=_\-.~:!@#$%^&*]+")
+_MINTED_CHARS = re.compile(r"[A-Za-z0-9+/=_\-.~:!@#$%^&*()]+")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _PATHLIKE = re.compile(r"(?:[\w\-]+/)+[\w\-.]*\.[a-z0-9]{1,5}|(?:[a-z][a-z\-]*/){2,}[\w\-.]*")
 _PARTS = re.compile(r"[:/._\-]+")
+_HOST_PATH = re.compile(r"[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[a-z]{2,6}/")
 
 
 def entropy(value: str) -> float:
@@ -257,6 +275,8 @@ def minted(value: str, *, min_len: int = 16, allow_uuid: bool = True) -> bool:
         return allow_uuid
     if "://" in value or value.startswith(("/", "./", "~/", "../")) or _PATHLIKE.fullmatch(value):
         return False
+    if _HOST_PATH.match(value):
+        return False  # bucket.s3.amazonaws.com/key: a host and a path
     letters = sum(c.isalpha() for c in value)
     digits = sum(c.isdigit() for c in value)
     has_upper = any(c.isupper() for c in value)
