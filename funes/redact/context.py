@@ -26,6 +26,8 @@ from funes.redact.rules import Rule, Span, rule
 from funes.redact.values import (
     Family,
     is_placeholder,
+    is_public,
+    minted,
     secret_name,
     strong_enough,
 )
@@ -191,8 +193,8 @@ def _env_line(text: str, m: re.Match[str]) -> Span | None:
     is the rest of the line, whatever it holds (`.env`, YAML config maps, `printenv`)."""
     name = m.group("n")
     family = secret_name(name)
-    if family is None:
-        return None
+    if family is None and _ID_NAME.search(name):
+        return None  # BUILD_SHA, IMAGE_DIGEST, REQUEST_ID: identifiers, not credentials
     start, end = m.span("v")
     while end > start and text[end - 1] in " \t\r":
         end -= 1
@@ -201,9 +203,31 @@ def _env_line(text: str, m: re.Match[str]) -> Span | None:
         start, end, value = start + 1, end - 1, value[1:-1]
     if is_placeholder(value) or value.startswith(("$", "!", "&", "*", "|", ">")):
         return None
-    if family is Family.TOKEN and not strong_enough(value, family):
+    if family is None:
+        return (start, end) if _noise(value) else None  # mimi=gX69YO4CvBsV…: minted, any name
+    if family is not Family.PASSWORD and not strong_enough(value, family):
         return None
     return (start, end) if end > start else None
+
+
+_ID_NAME = re.compile(
+    r"(?:^|_)(?:ID|IDS|SHA\d*|HASH|DIGEST|CHECKSUM|COMMIT|REV|REVISION|VERSION|TAG|REF|"
+    r"BRANCH|IMAGE|BUILD|RUN|UUID|GUID|NONCE|SALT|IV|INTEGRITY|ETAG|FINGERPRINT|PATH|DIR|"
+    r"FILE|URL|URI|HOST|NAME|REGION|ZONE|ARN|DSN|PUBLIC|PUBLISHABLE)(?:_|$)",
+    re.I,
+)
+
+
+def _noise(value: str) -> bool:
+    """A value no one writes: minted, with upper, lower and digits, not hex, not a UUID."""
+    return (
+        not is_public(value)
+        and minted(value, min_len=20, allow_uuid=False)
+        and any(c.isupper() for c in value)
+        and any(c.islower() for c in value)
+        and any(c.isdigit() for c in value)
+        and re.fullmatch(r"[0-9a-fA-F\-]+", value) is None
+    )
 
 
 CONTEXT_RULES: tuple[Rule, ...] = (

@@ -70,7 +70,7 @@ PREFIX_RULES: tuple[Rule, ...] = (
         ["AccountKey="],
         token(group="v"),
     ),
-    rule("mailgun_key", r"key-[a-f0-9]{32}", ["key-"], _digits(3)),
+    rule("mailgun_key", r"key-[a-z0-9]{32}", ["key-"], _digits(3)),
     rule("mailchimp_key", r"[a-f0-9]{32}-us[0-9]{1,2}", ["-us"], _digits(3), lookback=32),
     rule("new_relic_key", r"NR(?:AK|AA|II|JS)-[A-Z0-9]{27}", ["NRAK-", "NRAA-", "NRII-", "NRJS-"], token()),
     rule("bitbucket_token", r"ATBB[A-Za-z0-9_=.\-]{32}", ["ATBB"], token(24)),

@@ -177,6 +177,38 @@ def _ends_line(text: str, end: int) -> bool:
     return not rest or rest[0] in "\r\n#" or rest in ("\\n", "\\r") or rest[0] == '"'
 
 
+_VARIABLE_PARTS = ("pass", "pwd", "pw", "secret", "token", "key", "cred", "auth", "env", "var",
+                   "conf", "setting", "param", "arg", "input", "value", "val", "str", "data",
+                   "user", "self", "this", "none", "null", "true", "false", "default")  # fmt: skip
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*")
+_UI_WORDS = frozenset(("enter", "your", "the", "please", "password", "confirm", "new", "current",
+                       "old", "type", "here", "invalid", "required", "a", "an", "of", "is"))  # fmt: skip
+
+
+def _literal_identifier(text: str, value: str, start: int, end: int) -> bool:
+    """A bare word assigned to a password name is the password itself (`password = open_sesame`
+    in a config file, `password=qpls` in a connection string) unless it reads as a variable:
+    it names a credential or config (`db_pass`, `settings`) or the block uses it elsewhere."""
+    if not _IDENTIFIER.fullmatch(value) or len(value) < 4:
+        return False
+    low = value.lower()
+    if any(p in low for p in _VARIABLE_PARTS):
+        return False
+    pattern = re.compile(r"(?<![A-Za-z0-9_])" + re.escape(value) + r"(?![A-Za-z0-9_])")
+    return not any(m.start() != start for m in pattern.finditer(text))
+
+
+def _spaced_password(value: str) -> bool:
+    """A quoted passphrase with spaces (`'open sesame'`), not a UI string (`"Enter password"`)."""
+    words = value.split()
+    return (
+        2 <= len(words) <= 4
+        and value == value.lower()
+        and not any(w.strip(".:?!…") in _UI_WORDS for w in words)
+        and not value.rstrip().endswith((":", "?", "…", "..."))
+    )
+
+
 def _assignment(text: str, m: re.Match[str]) -> Span | None:
     """`NAME=value`, `name: value`, `"name": "value"` with a secret-bearing NAME."""
     i = m.start()
@@ -205,15 +237,27 @@ def _assignment(text: str, m: re.Match[str]) -> Span | None:
         return None
     if end < len(text) and text[end] in "<{$":
         return None  # `hvs.<token>`, `sk-${KEY}`: a template, not a value
+    if family is Family.KEY and not strong_enough(value, family):
+        return None  # MAILGUN_KEY=… counts only with a minted-looking value
     op = m.group("op")
     colon = ":" in op and "=" not in op
     tight = op == "="
     ctx = "quoted" if quoted_name else _line_context(text, name_start)
     upper = name.upper() == name and any(c.isalpha() for c in name)
+    if op.strip() == "to":  # prose: "set AWS_SECRET_ACCESS_KEY to …"
+        if not upper or quoted_name or "_" not in name:
+            return None
+        return (
+            (start, end) if strong_enough(value, family) and not is_code_reference(value) else None
+        )
     if quoted:
         if value[0] in ",+" or (value[0] == "." and not value[1:2].isalnum()):
             return None  # `password: "…",next:` or `'…'.$p[`: between two literals, not one
-        if any(c.isspace() for c in value) and not (upper and ctx in ("line", "shell")):
+        if (
+            any(c.isspace() for c in value)
+            and not (upper and ctx in ("line", "shell"))
+            and not (family is Family.PASSWORD and _spaced_password(value))
+        ):
             return None
         if (
             op in (":=", "=>")
@@ -241,6 +285,7 @@ def _assignment(text: str, m: re.Match[str]) -> Span | None:
             and not upper
             and is_code_reference(value)
             and not any(c.isdigit() for c in value)
+            and not (family is Family.PASSWORD and _literal_identifier(text, value, start, end))
         ):
             return None
         if ctx in ("line", "shell", "query", "word", "arg"):
@@ -250,7 +295,8 @@ def _assignment(text: str, m: re.Match[str]) -> Span | None:
         if is_code_reference(value) and not has_random_part(value):
             has_digit = any(c.isdigit() for c in value)
             has_alpha = any(c.isalpha() for c in value)
-            if not (has_digit and has_alpha):
+            literal = family is Family.PASSWORD and _literal_identifier(text, value, start, end)
+            if not (has_digit and has_alpha) and not literal:
                 return None
         return (start, end) if strong_enough(value, family) else None
     return None
@@ -275,7 +321,7 @@ def _flag_value(text: str, m: re.Match[str]) -> Span | None:
 _V_QUOTED = (
     r"""\\"(?P<ve>(?:[^"\\\r\n]|\\\\\\\\)*)\\"|"(?P<vd>(?:[^"\\\r\n]|\\.)*)"|'(?P<vs>[^'\r\n]*)'"""
 )
-_V_BARE = r"""(?P<vb>(?:[^\s"'`\\,;)\]}<>&|]|\\\\\\\\)+)"""
+_V_BARE = r"""(?P<vb>`?(?:[^\s"'`\\,;)\]}<>&|]|\\\\\\\\)+)"""
 _VALUE = rf"(?:{_V_QUOTED}|{_V_BARE})"
 
 
@@ -420,9 +466,10 @@ BASE_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "secret_assignment",
-        r"(?P<kw>password|passwd|passphrase|passcode|pass|pwd|pw|secret|token|key|auth)"
-        r"(?P<kq>\\?[\"'])?(?P<op>[ \t]*(?::=|=>|=|:)[ \t]*)(?![=>])" + _VALUE,
-        ["pass", "pw", "secret", "token", "key", "auth"],
+        r"(?P<kw>password|passwd|passphrase|passcode|pass|pwd|pw|secret|token|key|auth|pat|"
+        r"credentials|credential|creds)"
+        r"(?P<kq>\\?[\"'])?(?P<op>[ \t]*(?::=|=>|=|:)[ \t]*|[ \t]+to[ \t]+)(?![=>])" + _VALUE,
+        ["pass", "pw", "secret", "token", "key", "auth", "pat", "cred"],
         _assignment,
         lower=True,
     ),
