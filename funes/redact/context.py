@@ -153,6 +153,18 @@ def _header_flag(text: str, m: re.Match[str]) -> Span | None:
     return start, end
 
 
+_X_HEADER = (
+    r"(?P<n>x-[a-z0-9\-]{1,40})\\?[\"']?[ \t]*:[ \t]*\\?[\"']?[ \t]*"
+    + _HEADER_VALUE.replace("A-Za-z", "a-z")
+)
+
+
+def _x_header(text: str, m: re.Match[str]) -> Span | None:
+    """`X-Auth-Key: …`, `"X-Api-Key":"…"`, `'X-Vault-Token:…'` anywhere (httpie, logs, JSON
+    header maps): an `X-` header whose name announces a secret."""
+    return _header_flag(text, m)
+
+
 # -- name/value pairs, Dockerfile ENV, query parameters --------------------------------------
 
 _V = r"""(?:\\?["'](?P<vq>[^"'\\\r\n]+)\\?["']|(?P<vb>[^\s"'\\,}]+))"""
@@ -174,7 +186,8 @@ def _named_value(text: str, m: re.Match[str]) -> Span | None:
 _QUERY_NAMES = frozenset(
     ("key", "api_key", "apikey", "appid", "app_id", "access_token", "token", "auth", "auth_token",
      "secret", "client_secret", "password", "pass", "pwd", "sig", "signature", "private_token",
-     "x-amz-signature", "x-goog-signature", "code_verifier", "refresh_token", "id_token")
+     "x-amz-signature", "x-goog-signature", "code_verifier", "refresh_token", "id_token",
+     "code")
 )  # fmt: skip
 
 
@@ -195,6 +208,8 @@ def _env_line(text: str, m: re.Match[str]) -> Span | None:
     family = secret_name(name)
     if family is None and _ID_NAME.search(name):
         return None  # BUILD_SHA, IMAGE_DIGEST, REQUEST_ID: identifiers, not credentials
+    if name.islower() and family is not None:
+        return None  # `db_password=…` lower-case: the assignment rules judge it
     start, end = m.span("v")
     while end > start and text[end - 1] in " \t\r":
         end -= 1
@@ -233,7 +248,7 @@ def _noise(value: str) -> bool:
 CONTEXT_RULES: tuple[Rule, ...] = (
     rule(
         "secret_assignment",
-        r"(?:\n|^)[ \t]*(?:export[ \t]+)?(?P<n>[A-Z][A-Z0-9_]*_[A-Z0-9_]+|[A-Z]{4,})[ \t]*[=:][ \t]*(?P<v>[^\s][^\r\n]*)",
+        r"(?:\n|^)[ \t]*(?:export[ \t]+)?(?P<n>[A-Z][A-Z0-9_]*_[A-Z0-9_]+|[A-Z]{4,}|[a-z][a-z0-9_]{1,40}(?==))[ \t]*[=:][ \t]*(?P<v>[^\s][^\r\n]*)",
         ["\n"],
         _env_line,
     ),
@@ -246,6 +261,7 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         _header_flag,
         lower=True,
     ),
+    rule("api_key_header", _X_HEADER, ["x-"], _x_header, lower=True),
     rule(
         "secret_assignment",
         r"name\\?[\"']?[ \t]*:[ \t]*\\?[\"']?(?P<n>[a-z_][a-z0-9_.\-]{1,80})\\?[\"']?[ \t]*"

@@ -82,11 +82,13 @@ def prose_value(value: str, *, password: bool, quoted: bool = False, final: bool
         if len(value) < 4 and not quoted:
             return False
         if quoted:
+            if value[0] in ",+.;" or value.endswith(":"):
+                return False  # `"Password:",next` — between two literals, or a label
             if " " in value and any(c in value for c in "(){}[];+"):
                 return False  # code: "a" + b, f("x")
             if _ROUTE.fullmatch(value):
                 return False  # cms/sites/passwords#update: a route or path
-            return not is_code_reference(value)
+            return not (is_code_reference(value) and ("." in value or "(" in value))
         if any(c in value for c in "()[]{}") or (
             ("." in value or "::" in value) and is_code_reference(value)
         ):
@@ -146,10 +148,10 @@ _PW = "(?:" + "|".join(re.escape(w) for w in sorted(_PASSWORD_WORDS, key=len, re
 _COPULA = (
     r"(?:[ \t]+(?:is|was|to|now|be|becomes|reads|est|ist|es|era|è|é|är|er|jest|je|é)"
     r"(?:[ \t]+(?:now|still|set[ \t]+to|jetzt|maintenant|ahora|agora))?[ \t]+"
-    r"|[ \t]*(?::|->|→|=>)[ \t]*)"
+    r"|[ \t]*(?::|->|→|=>|-{2,}>?)[ \t]*)"
 )
 _VALUE = r"(?:(?P<q>[\"'`“‘])(?P<vq>[^\n\"'`”’]{1,128})[\"'`”’]|(?P<v>[^\s\"'`]{1,128}))"
-_PROSE_PASSWORD = _PW + r"(?![a-z_\-@/:=])[^\n.?!@/=\[\](){}<>;|]{0,40}?" + _COPULA + _VALUE
+_PROSE_PASSWORD = _PW + r"(?![a-z_\-@/=])[^\n.?!@/=\[\](){}<>;|]{0,40}?" + _COPULA + _VALUE
 _WITH_PASSWORD = r"(?:with|using|use|the)[ \t]+(?:the[ \t]+)?" + _PW + r"[ \t]+" + _VALUE
 
 
@@ -222,11 +224,7 @@ def _token_in_prose(text: str, m: re.Match[str]) -> Span | None:
     if _in_marker(text, m.start()):
         return None
     bare_key = text[m.start() : m.end("w") - len(m.group("w"))].lower() == "key"
-    if (
-        bare_key
-        and m.start() > 0
-        and (text[m.start() - 1].isalnum() or text[m.start() - 1] in "_-")
-    ):
+    if m.start() > 0 and (text[m.start() - 1].isalnum() or text[m.start() - 1] in "_-"):
         return None  # monkey, hotkey, api_key (handled by assignment rules)
     for w in _WORD.finditer(text, m.start("w"), m.end("w")):
         start = w.start()
@@ -243,7 +241,7 @@ def _token_in_prose(text: str, m: re.Match[str]) -> Span | None:
     q = _QUOTED.search(text, m.start("w"), min(len(text), m.start("w") + 48))
     if q is not None and not _not_a_secret_key(text, m.start(), q.start()):
         value = q.group("v")
-        if prose_value(value, password=True) and not is_code_reference(value.split(".")[0]):
+        if prose_value(value, password=True) and word_like(value) < 0.55:
             return q.span("v")
     return None
 
@@ -287,12 +285,29 @@ def _in_blob(text: str, start: int, end: int) -> bool:
     return bool(_B64_LINE.fullmatch(prev) or _B64_LINE.fullmatch(nxt)) or "-----" in prev
 
 
+_NAMED_AFTER = re.compile(
+    r"\b(?:api[ _-]?key|token|secret|password|passwd|credential|key)s?\b", re.I
+)
+
+
 def _standalone(text: str, m: re.Match[str]) -> Span | None:
     start, end = m.span("v")
     value = text[start:end]
-    if not _standalone_value(value) or _in_blob(text, start, end):
+    if _in_blob(text, start, end):
         return None
-    return start, end
+    if _standalone_value(value):
+        return start, end
+    # hex or a UUID alone on its line is a digest or an id, unless the next words name it
+    # a credential: "826e7066-…\nthat's the new api key"
+    after = text[end : end + 100]
+    if (
+        _HEX.fullmatch(value)
+        and minted(value, min_len=20)
+        and _NAMED_AFTER.search(after)
+        and not _ID_WORDS.search(after[:60])
+    ):
+        return start, end
+    return None
 
 
 def _line_tail(text: str, m: re.Match[str]) -> Span | None:

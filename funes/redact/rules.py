@@ -30,6 +30,7 @@ from funes.redact.values import (
     looks_random,
     secret_name,
     strong_enough,
+    word_like,
 )
 
 Span = tuple[int, int]
@@ -152,6 +153,8 @@ def _line_context(text: str, i: int) -> str:
     if j >= 2 and text[j - 2] == "\\" and text[j - 1] in "nrt":
         return "line"  # JSON-escaped newline: "cat .env" output inside a tool_use
     c = text[j - 1]
+    if c in "+-" and (j == 1 or text[j - 2] in "\r\n"):
+        return "line"  # a diff line: `+API_KEY=…`, `-  token: …`
     if c in "?&" and j == i:
         return "query"
     if c in "(,[{":
@@ -226,7 +229,7 @@ def _assignment(text: str, m: re.Match[str]) -> Span | None:
         name_start = i - 1 if i < 2 or text[i - 2] != "\\" else i - 2
     else:
         name_start = i
-    name = text[i : m.end("kw")]
+    name = text[i : m.end("tail")]
     family = secret_name(name)
     if family is None:
         return None
@@ -247,9 +250,7 @@ def _assignment(text: str, m: re.Match[str]) -> Span | None:
     if op.strip() == "to":  # prose: "set AWS_SECRET_ACCESS_KEY to …"
         if not upper or quoted_name or "_" not in name:
             return None
-        return (
-            (start, end) if strong_enough(value, family) and not is_code_reference(value) else None
-        )
+        return (start, end) if strong_enough(value, family) and word_like(value) < 0.55 else None
     if quoted:
         if value[0] in ",+" or (value[0] == "." and not value[1:2].isalnum()):
             return None  # `password: "…",next:` or `'…'.$p[`: between two literals, not one
@@ -291,7 +292,7 @@ def _assignment(text: str, m: re.Match[str]) -> Span | None:
         if ctx in ("line", "shell", "query", "word", "arg"):
             return (start, end) if (upper or ctx != "arg" or strong_enough(value, family)) else None
         return None
-    if "=" in op and ctx == "line":
+    if "=" in op and ctx in ("line", "shell"):
         if is_code_reference(value) and not has_random_part(value):
             has_digit = any(c.isdigit() for c in value)
             has_alpha = any(c.isalpha() for c in value)
@@ -467,7 +468,8 @@ BASE_RULES: tuple[Rule, ...] = (
     rule(
         "secret_assignment",
         r"(?P<kw>password|passwd|passphrase|passcode|pass|pwd|pw|secret|token|key|auth|pat|"
-        r"credentials|credential|creds)"
+        r"credentials|credential|creds)(?P<tail>(?:[_.\-](?:private|prod|production|dev|staging|"
+        r"test|live|sandbox|new|old|current|base|raw|value|b64|base64|hex|encoded|v[0-9]|[0-9]))*)"
         r"(?P<kq>\\?[\"'])?(?P<op>[ \t]*(?::=|=>|=|:)[ \t]*|[ \t]+to[ \t]+)(?![=>])" + _VALUE,
         ["pass", "pw", "secret", "token", "key", "auth", "pat", "cred"],
         _assignment,
