@@ -25,7 +25,7 @@ class RecallParams:
 
     k: int = 8  # hits returned
     candidates: int = 30  # fused pool size (turns) handed to the cross-encoder before the top-k cut
-    half_life_days: float = 30.0  # recency decay: a hit this old keeps half its weight; 0 disables
+    half_life_days: float = 0.0  # recency decay: a hit this old keeps half its weight; 0 disables
     neighbors: int = 1  # adjacent chunks (by seq within the session) attached per hit; 0 disables
     rerank: bool = True  # run the cross-encoder over the fused pool
     rrf_k: int = 60  # reciprocal rank fusion constant (Cormack et al. 2009 use 60)
@@ -40,8 +40,24 @@ class RecallParams:
     scaffold_weight: float = 0.75
     # a turn scores its best block + this share of its other blocks' fused scores. 0: a turn is
     # its best chunk. 0.1 gave +4.5..+7 turn hit@5 on the dev set but put an exploring turn
-    # (thinking + tool call) above the answer in 2 of the 6 fixture questions (bench/README.md)
+    # (thinking + tool call) above the answer in 2 of the 6 fixture questions (bench/README.md).
+    # Used by the fused (RRF) order only (`evidence=False`).
     turn_bonus: float = 0.0
+    # rank turns by evidence (funes.retrieval.evidence) instead of the fused RRF order; False is
+    # the plain fused order the bench compares against
+    evidence: bool = True
+    pool: int = 100  # fused turns whose neighbourhood is scored by evidence
+    exchange_limit: int = 50  # turns of a prompt's exchange scored with it
+    lexical_weight: float = 0.5  # evidence = w × IDF-weighted term share + (1 − w) × cosine
+    context_share: float = 0.4  # share of the term coverage measured with the previous turn
+    answer_share: float = 0.3  # of a question's / tool result's evidence given to the next turn
+    exchange_share: float = 0.5  # of an agent-exchange prompt's evidence given to its turns
+    period_penalty: float = 0.5  # score cut of turns outside a period the query names
+    # below this best evidence nothing in the memory supports the query: recall reports a miss.
+    # Calibrated with the int8 all-MiniLM-L6-v2 embedder: about the 5th percentile of the best
+    # evidence of answerable questions on the coding dev set and LoCoMo (bench/README.md)
+    min_support: float = 0.33
+    answers_beside: bool = True  # an agent-exchange prompt hit is followed by its best answer
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

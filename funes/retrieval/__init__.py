@@ -14,17 +14,24 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from itertools import groupby
+from typing import TYPE_CHECKING
 
 from funes.chunks import reassemble
 from funes.inference import Embedder, Reranker
 from funes.redact import Scanner, default_scanner
+from funes.retrieval.evidence import Weights
 from funes.retrieval.fusion import recency_weight, rrf, sigmoid, turn_scores
 from funes.retrieval.guard import guard_block, guard_chunk, guard_chunks
+from funes.retrieval.ranking import merge_duplicates, place_answers, rank_by_evidence
 from funes.retrieval.types import Hit, RecallResult, TurnView
 from funes.settings import RECALL, Leg, RecallParams
 from funes.store import NO_FILTERS, Filters, Store
 from funes.traces import parse_ts
 from funes.traces.model import clean_text
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
 
 
 class _Clock:
@@ -73,6 +80,7 @@ def recall(
         both = vector_by is not None and Leg.BM25 in params.legs
         beside = store.reader() if both else None
         pending = thread.submit(_lexical, beside, query, params, filters) if beside else None
+        qv = None
         if vector_by is not None:
             qv = vector_by.embed_query(query)
             clock.lap("embed_query")
@@ -86,6 +94,22 @@ def recall(
             legs.insert(0, _lexical(store, query, params, filters)[0])
             clock.lap("bm25")
     fused = rrf(legs, k=params.rrf_k)
+    if params.evidence:
+        clock.lap("fusion")
+        return _evidence_recall(
+            store,
+            query,
+            qv if vector_by is not None else None,
+            [r for r, _ in fused],
+            reranker=reranker,
+            params=params,
+            filters=filters,
+            now=now,
+            progress=progress,
+            scanner=scanner,
+            clock=clock,
+            notes=notes,
+        )
     keys = store.block_keys([r for r, _ in fused])
     blocks = {r: ((sid, tid), (sid, tid, b)) for r, (sid, tid, b) in keys.items()}
     fused = turn_scores(fused, blocks, bonus=params.turn_bonus)[: max(params.candidates, params.k)]
@@ -129,6 +153,79 @@ def recall(
     ]
     clock.lap("neighbors")
     return RecallResult(hits, notes, clock.timings, reranked)
+
+
+def _evidence_recall(
+    store: Store,
+    query: str,
+    query_vector: NDArray[np.float32] | None,
+    fused: list[int],
+    *,
+    reranker: Reranker | None,
+    params: RecallParams,
+    filters: Filters,
+    now: datetime,
+    progress: Callable[[str], None] | None,
+    scanner: Scanner,
+    clock: _Clock,
+    notes: list[str],
+) -> RecallResult:
+    """Evidence ranking (funes.retrieval.ranking), optional cross-encoder rerank of the first
+    `candidates` turns, recency and scaffold weights, answers placed beside their prompts,
+    identical passages merged, top k."""
+    ranking = rank_by_evidence(
+        store,
+        query,
+        query_vector,
+        fused,
+        weights=Weights(
+            lexical_weight=params.lexical_weight,
+            context_share=params.context_share,
+            answer_share=params.answer_share,
+            exchange_share=params.exchange_share,
+            period_penalty=params.period_penalty,
+        ),
+        pool=params.pool,
+        exchange_limit=params.exchange_limit,
+        filters=filters,
+    )
+    clock.lap("evidence")
+    supported = ranking.support >= params.min_support
+    turns = ranking.turns
+    reranked = False
+    if reranker is not None and params.rerank and turns:
+        head = turns[: max(params.candidates, params.k)]
+        if progress is not None:
+            progress(f"reranking {len(head)} candidates…")
+        texts = [guard_chunk(t.chunk, scanner).text for t in head]
+        for t, raw in zip(head, reranker.score(query, texts), strict=True):
+            t.score = sigmoid(raw)
+        turns = sorted(head, key=lambda t: -t.score) + turns[len(head) :]
+        reranked = True
+        clock.lap("rerank")
+    for t in turns:
+        t.score *= recency_weight(
+            parse_ts(t.chunk.ts),
+            now,
+            half_life_days=params.half_life_days,
+            floor=params.recency_floor,
+        ) * (params.scaffold_weight if t.chunk.scaffold else 1.0)
+    turns.sort(key=lambda t: -t.score)  # stable: ties keep the evidence order
+    if params.answers_beside:
+        turns = place_answers(turns)
+    turns = merge_duplicates(turns)[: params.k]
+    clock.lap("recency")
+    hits = [
+        Hit(
+            guard_chunk(t.chunk, scanner),
+            t.score,
+            tuple(guard_chunks(store.neighbors(t.chunk, params.neighbors), scanner)),
+            tuple(guard_chunks(t.duplicates, scanner)),
+        )
+        for t in turns
+    ]
+    clock.lap("neighbors")
+    return RecallResult(hits, notes, clock.timings, reranked, ranking.support, supported)
 
 
 def _lexical(

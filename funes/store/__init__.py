@@ -622,6 +622,38 @@ class Store:
         )
 
     @_reads
+    def document_frequencies(self, terms: Sequence[str]) -> tuple[int, list[int]]:
+        """(chunks in the memory, chunks FTS5 matches each term in), for IDF weights."""
+        return queries.document_frequencies(self._raw, list(terms))
+
+    @_reads
+    def vectors(self, rowids: Sequence[int]) -> dict[int, NDArray[np.float32]]:
+        """The stored vector of each chunk as float32 (int8 vectors divided by their scale, so
+        unit vectors come back unit within rounding), keyed by rowid; {} without vectors."""
+        import numpy as np
+
+        if not self._conn.vectors or self.model_id is None or not rowids:
+            return {}
+        blobs = queries.vectors_by_rowids(self._raw, list(rowids))
+        if self.vector_element == "int8":
+            scale = np.float32(float(self._meta.get("vector_scale", VECTOR_SCALE)))
+            return {
+                r: np.frombuffer(b, np.int8).astype(np.float32) / scale for r, b in blobs.items()
+            }
+        return {r: np.frombuffer(b, np.float32).copy() for r, b in blobs.items()}
+
+    @_reads
+    def turn_chunks(self, session_id: str, seqs: Sequence[int]) -> list[StoredChunk]:
+        """Every chunk of the turns at `seqs` of a session, in position order."""
+        rows = queries.turn_chunk_rows(self._raw, session_id=session_id, seqs=sorted(set(seqs)))
+        return [StoredChunk.from_row(r) for r in rows]
+
+    @_reads
+    def session_outline(self, session_id: str, low: int, high: int) -> list[tuple[int, bool]]:
+        """(seq, holds a user prompt) of each turn of a session with low ≤ seq ≤ high."""
+        return queries.session_outline(self._raw, session_id=session_id, low=low, high=high)
+
+    @_reads
     def fetch(self, rowids: Sequence[int]) -> dict[int, StoredChunk]:
         return {
             r: StoredChunk.from_row(row)
