@@ -58,6 +58,8 @@ class RecallParams:
     # evidence of answerable questions on the coding dev set and LoCoMo (bench/README.md)
     min_support: float = 0.33
     answers_beside: bool = True  # an agent-exchange prompt hit is followed by its best answer
+    session_hits: int = 2  # hits of one session shown before its further ones yield a share
+    session_share: float = 0.9  # score factor of a session's hits past `session_hits`
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -22,7 +22,12 @@ from funes.redact import Scanner, default_scanner
 from funes.retrieval.evidence import Weights
 from funes.retrieval.fusion import recency_weight, rrf, sigmoid, turn_scores
 from funes.retrieval.guard import guard_block, guard_chunk, guard_chunks
-from funes.retrieval.ranking import merge_duplicates, place_answers, rank_by_evidence
+from funes.retrieval.ranking import (
+    diversify_sessions,
+    merge_duplicates,
+    place_answers,
+    rank_by_evidence,
+)
 from funes.retrieval.types import Hit, RecallResult, TurnView
 from funes.settings import RECALL, Leg, RecallParams
 from funes.store import NO_FILTERS, Filters, Store
@@ -211,6 +216,7 @@ def _evidence_recall(
             floor=params.recency_floor,
         ) * (params.scaffold_weight if t.chunk.scaffold else 1.0)
     turns.sort(key=lambda t: -t.score)  # stable: ties keep the evidence order
+    turns = diversify_sessions(turns, keep=params.session_hits, factor=params.session_share)
     if params.answers_beside:
         turns = place_answers(turns)
     turns = merge_duplicates(turns)[: params.k]

@@ -246,6 +246,21 @@ def place_answers(turns: list[RankedTurn]) -> list[RankedTurn]:
     return out
 
 
+def diversify_sessions(turns: list[RankedTurn], *, keep: int, factor: float) -> list[RankedTurn]:
+    """From the (`keep` + 1)-th turn of a session on (in rank order), each turn's score is
+    multiplied by `factor`, and the list re-sorted (stable): a result shows more sessions
+    before it shows a session's every matching turn. factor 1 changes nothing."""
+    if factor >= 1.0:
+        return turns
+    seen: dict[str, int] = {}
+    for t in turns:
+        n = seen.get(t.chunk.session_id, 0)
+        seen[t.chunk.session_id] = n + 1
+        if n >= keep:
+            t.score *= factor
+    return sorted(turns, key=lambda t: -t.score)
+
+
 def merge_duplicates(turns: list[RankedTurn]) -> list[RankedTurn]:
     """Turns whose shown passage is identical (whitespace folded) to a better-ranked one's are
     dropped; the kept turn lists their chunks in `duplicates` (provenance of the copies)."""
