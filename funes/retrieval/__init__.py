@@ -75,6 +75,7 @@ def recall(
     notes: list[str] = []
     now = now or datetime.now(UTC)
     legs: list[list[int]] = []
+    lexical: list[tuple[int, float]] = []
     searchable = store.vectors_available and store.model_id is not None
     vector_by = embedder if Leg.VECTOR in params.legs and searchable else None
     if Leg.VECTOR in params.legs and vector_by is None:
@@ -94,9 +95,10 @@ def recall(
         if pending is not None:
             lexical, clock.timings["bm25"] = pending.result()
             clock.lap("bm25_wait")  # how much longer than embed_query + vector BM25 took
-            legs.insert(0, lexical)
+            legs.insert(0, [r for r, _ in lexical])
         elif Leg.BM25 in params.legs:
-            legs.insert(0, _lexical(store, query, params, filters)[0])
+            lexical = _lexical(store, query, params, filters)[0]
+            legs.insert(0, [r for r, _ in lexical])
             clock.lap("bm25")
     fused = rrf(legs, k=params.rrf_k)
     if params.evidence:
@@ -106,6 +108,7 @@ def recall(
             query,
             qv if vector_by is not None else None,
             [r for r, _ in fused],
+            bm25={r: -score for r, score in lexical},
             reranker=reranker,
             params=params,
             filters=filters,
@@ -166,6 +169,7 @@ def _evidence_recall(
     query_vector: NDArray[np.float32] | None,
     fused: list[int],
     *,
+    bm25: dict[int, float],
     reranker: Reranker | None,
     params: RecallParams,
     filters: Filters,
@@ -183,6 +187,7 @@ def _evidence_recall(
         query,
         query_vector,
         fused,
+        bm25=bm25,
         weights=Weights(
             lexical_weight=params.lexical_weight,
             context_share=params.context_share,
@@ -236,11 +241,12 @@ def _evidence_recall(
 
 def _lexical(
     store: Store, query: str, params: RecallParams, filters: Filters
-) -> tuple[list[int], float]:
-    """The BM25 leg's rowids, best first, and its duration in ms."""
+) -> tuple[list[tuple[int, float]], float]:
+    """The BM25 leg's (rowid, bm25) pairs, best first (bm25: lower is better), and its
+    duration in ms."""
     t0 = time.perf_counter()
-    rowids = [r for r, _ in store.lexical(query, k=params.leg_depth, filters=filters)]
-    return rowids, (time.perf_counter() - t0) * 1000.0
+    rows = store.lexical(query, k=params.leg_depth, filters=filters)
+    return rows, (time.perf_counter() - t0) * 1000.0
 
 
 def get_turns(

@@ -10,8 +10,10 @@ A turn's **evidence** is how well the turn itself supports the query, in [0, 1]:
   weighs ~0; a term the memory never saw weighs most, so a query about something absent
   cannot reach 1). `context_share` of it is measured over the turn together with the turn
   before it (what the turn replies to): (1 − c)·share(turn) + c·share(turn ∪ previous).
-* semantic: the best cosine between the query vector and the turn's chunk vectors (0 when
-  the memory has no vectors; `w` is then 1).
+* semantic: the best cosine between the query vector and the turn's chunk vectors. A memory
+  without vectors uses the turn's best BM25 relative to the query's best chunk instead
+  (funes.retrieval.ranking), which keeps BM25's term frequency and length normalisation in
+  the ranking; its support is then the term share alone.
 
 A turn's **score** adds shares of the evidence of the turn it answers (the answer follows the
 evidence):
@@ -89,12 +91,11 @@ def score_turns(
     idfs: Sequence[float],
     *,
     weights: Weights,
-    semantic: bool,
     periods: Sequence[tuple[datetime, datetime]] = (),
 ) -> Scored[K]:
     """Evidence and score of every turn in `facts` (see the module docstring)."""
     total = sum(idfs)
-    w = weights.lexical_weight if semantic else 1.0
+    w = weights.lexical_weight
     out: Scored[K] = Scored()
 
     def share(terms: set[int]) -> float:
@@ -114,7 +115,7 @@ def score_turns(
         joint = share(f.terms | before.terms) if before is not None else own
         lexical = (1 - weights.context_share) * own + weights.context_share * joint
         out.lexical[key] = lexical
-        out.evidence[key] = w * lexical + (1 - w) * (f.cosine if semantic else 0.0)
+        out.evidence[key] = w * lexical + (1 - w) * f.cosine
     for key, f in facts.items():
         add = 0.0
         before = replies_to(f)

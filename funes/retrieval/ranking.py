@@ -15,7 +15,7 @@ best chunk (the highest w × term share + (1 − w) × cosine among the chunks t
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -46,7 +46,9 @@ class RankedTurn:
 @dataclass(slots=True)
 class Ranking:
     turns: list[RankedTurn]  # best first, one per turn, identical passages merged
-    support: float  # the best evidence of any scored turn, in [0, 1]
+    # the best evidence of any scored turn, in [0, 1]; without vectors the best term share
+    # (the BM25 share of a lexical-only evidence is relative to the query's best, no support)
+    support: float
 
 
 def rank_by_evidence(
@@ -55,12 +57,17 @@ def rank_by_evidence(
     query_vector: NDArray[np.float32] | None,
     fused: Sequence[int],
     *,
+    bm25: Mapping[int, float],
     weights: Weights,
     pool: int,
     exchange_limit: int,
     filters: Filters,
 ) -> Ranking:
-    """Score the neighbourhood of the first `pool` turns of `fused` (rowids, best first)."""
+    """Score the neighbourhood of the first `pool` turns of `fused` (rowids, best first).
+
+    `bm25`: the BM25 leg's scores by rowid (positive, higher = better; chunks past the leg's
+    depth count 0). Without vectors, a chunk's BM25 relative to the best one stands in for its
+    cosine in the evidence (support stays the term share alone: see `Ranking.support`)."""
     import numpy as np
 
     first = store.fetch(list(fused))
@@ -106,6 +113,9 @@ def rank_by_evidence(
     vectors = store.vectors([c.rowid for c in chunks]) if query_vector is not None else {}
     semantic = bool(vectors) and query_vector is not None
     cosine = [0.0] * len(chunks)
+    if not semantic:
+        top = max((bm25.get(c.rowid, 0.0) for c in chunks), default=0.0)
+        cosine = [bm25.get(c.rowid, 0.0) / top if top > 0 else 0.0 for c in chunks]
     if semantic and query_vector is not None:
         have = [i for i, c in enumerate(chunks) if c.rowid in vectors]
         matrix = np.stack([vectors[chunks[i].rowid] for i in have])
@@ -135,10 +145,8 @@ def rank_by_evidence(
             scaffold=head.scaffold,
             says=any(chunks[i].block_type in ("text", "tool_result") for i in idx),
         )
-    scored = score_turns(
-        facts, idfs, weights=weights, semantic=semantic, periods=query_periods(query)
-    )
-    w = weights.lexical_weight if semantic else 1.0
+    scored = score_turns(facts, idfs, weights=weights, periods=query_periods(query))
+    w = weights.lexical_weight
 
     def chunk_value(i: int) -> float:
         return w * term_share[i] + (1 - w) * cosine[i]
@@ -167,7 +175,7 @@ def rank_by_evidence(
         )
     )
     _note_answers(turns, facts)
-    support = max(scored.evidence.values(), default=0.0)
+    support = max((scored.evidence if semantic else scored.lexical).values(), default=0.0)
     return Ranking(turns, support)
 
 

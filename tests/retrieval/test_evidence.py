@@ -20,6 +20,7 @@ from funes.store import Store
 from funes.traces import Block, BlockType, Harness, Role, Turn
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
+W1 = Weights(lexical_weight=1.0)  # terms only: no cosine in these hand-made facts
 PLAIN = replace(RECALL, neighbors=0, rerank=False, half_life_days=0)
 
 
@@ -79,21 +80,21 @@ def test_a_rare_term_outweighs_a_common_one() -> None:
         "rare": TurnFacts[str](terms={0}, cosine=0.0, ts=None),
         "common": TurnFacts[str](terms={1}, cosine=0.0, ts=None),
     }
-    scored = score_turns(facts, [4.0, 0.5], weights=Weights(), semantic=False)
+    scored = score_turns(facts, [4.0, 0.5], weights=W1)
     assert scored.evidence["rare"] == pytest.approx(4.0 / 4.5)
     assert scored.evidence["common"] == pytest.approx(0.5 / 4.5)
 
 
 def test_the_turn_after_a_question_or_a_tool_result_gets_a_share_of_its_evidence() -> None:
-    w = Weights(context_share=0.0)
+    w = Weights(lexical_weight=1.0, context_share=0.0)
     for kind in ("asks", "tool"):
         before = TurnFacts[str](terms={0}, cosine=0.0, ts=None, **{kind: True})
         after = TurnFacts[str](terms=set(), cosine=0.0, ts=None, previous="q")
-        scored = score_turns({"q": before, "a": after}, [1.0], weights=w, semantic=False)
+        scored = score_turns({"q": before, "a": after}, [1.0], weights=w)
         assert scored.score["a"] == pytest.approx(w.answer_share)
     plain = TurnFacts[str](terms={0}, cosine=0.0, ts=None)
     after = TurnFacts[str](terms=set(), cosine=0.0, ts=None, previous="q")
-    assert score_turns({"q": plain, "a": after}, [1.0], weights=w, semantic=False).score["a"] == 0
+    assert score_turns({"q": plain, "a": after}, [1.0], weights=w).score["a"] == 0
 
 
 def test_an_agent_prompt_lends_its_evidence_to_replies_not_to_exploring_steps() -> None:
@@ -102,9 +103,7 @@ def test_an_agent_prompt_lends_its_evidence_to_replies_not_to_exploring_steps() 
         terms=set(), cosine=0.0, ts=None, opener="p", agent_exchange=True, previous="x"
     )
     exploring = replace(reply, says=False)
-    scored = score_turns(
-        {"p": prompt, "r": reply, "x": exploring}, [1.0], weights=Weights(), semantic=False
-    )
+    scored = score_turns({"p": prompt, "r": reply, "x": exploring}, [1.0], weights=W1)
     assert scored.score["r"] == pytest.approx(Weights().exchange_share)
     assert scored.score["x"] == 0
 
@@ -113,10 +112,8 @@ def test_turns_outside_a_named_period_lose_part_of_their_score() -> None:
     inside = TurnFacts[str](terms={0}, cosine=0.0, ts=datetime(2023, 6, 16, 9, tzinfo=UTC))
     outside = TurnFacts[str](terms={0}, cosine=0.0, ts=datetime(2023, 9, 1, tzinfo=UTC))
     periods = query_periods("what happened on 16 June, 2023?")
-    w = Weights()
-    scored = score_turns(
-        {"in": inside, "out": outside}, [1.0], weights=w, semantic=False, periods=periods
-    )
+    w = W1
+    scored = score_turns({"in": inside, "out": outside}, [1.0], weights=w, periods=periods)
     assert scored.score["in"] == 1.0
     assert scored.score["out"] == pytest.approx(1 - w.period_penalty)
     # a period no turn falls in changes nothing
@@ -124,7 +121,6 @@ def test_turns_outside_a_named_period_lose_part_of_their_score() -> None:
         {"in": inside, "out": outside},
         [1.0],
         weights=w,
-        semantic=False,
         periods=query_periods("in 1999"),
     )
     assert none.score == {"in": 1.0, "out": 1.0}
