@@ -57,7 +57,7 @@ def _copy_memory(src: Path, dest: Path) -> None:
 
 
 def _runtime(home: Path, ttl_s: float) -> Any:
-    from funes.commands.runtime import Runtime
+    from funes.memory import Runtime
     from funes.paths import Paths
     from funes.settings import RemoteParams
 
@@ -149,9 +149,9 @@ def _measure(
     ttls: list[float],
     requests: Callable[[], int] | None,
 ) -> dict[str, Any]:
-    from funes.commands.memory import parse_memory
     from funes.commands.push import PushRequest, run_push
     from funes.commands.recall import RecallRequest, run_recall
+    from funes.memory import parse_memory
     from funes.settings import RemoteParams
 
     writer = _runtime(root / "writer", ttls[0])

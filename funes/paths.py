@@ -1,7 +1,8 @@
-"""Where funes keeps its files and where each agent keeps its sessions.
+"""Where funes keeps its files (and the user's home the agents' homes are found under).
 
-The only module that reads location environment variables. Everything else receives a
-`Paths` (and `AgentHomes`) resolved once at the edge (CLI, MCP server, worker).
+The only module that reads location environment variables (`environment`). Everything else
+receives a `Paths` (and a funes.traces `AgentHomes`) resolved once at the edge (CLI, MCP
+server, worker).
 
 Layout (FUNES_HOME set → everything under it; else platformdirs):
     data/memory.db      the local memory (SQLite, 0600)
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 PRIVATE_DIR = 0o700
@@ -111,7 +112,7 @@ class Paths:
     @classmethod
     def resolve(cls, env: Mapping[str, str] | None = None) -> Paths:
         """Where funes keeps its files. FUNES_HOME, if set, holds everything."""
-        env = os.environ if env is None else env
+        env = environment(env)
         hub = tuple((var, env[var]) for var in HUB_CACHE_VARS if env.get(var))
         if home := env.get("FUNES_HOME"):
             root = Path(home).expanduser()
@@ -123,65 +124,14 @@ class Paths:
         return cls(data, data / "spool", Path(dirs.user_log_dir), None, hub)
 
 
-@dataclass(frozen=True, slots=True)
-class AgentHomes:
-    """Each agent's home directory, honouring the agents' own override variables.
+def environment(env: Mapping[str, str] | None = None) -> Mapping[str, str]:
+    """`env`, or this process's environment when None: the one place locations read it."""
+    return os.environ if env is None else env
 
-    claude: CLAUDE_CONFIG_DIR or ~/.claude      (sessions under projects/)
-    codex:  CODEX_HOME or ~/.codex              (sessions/, archived_sessions/)
-    pi:     PI_CODING_AGENT_DIR or ~/.pi/agent  (sessions/)
-    hermes: HERMES_HOME or ~/.hermes            (state.db)
-    """
 
-    home: Path
-    claude: Path
-    codex: Path
-    pi: Path
-    hermes: Path
-
-    @classmethod
-    def resolve(cls, env: Mapping[str, str] | None = None) -> AgentHomes:
-        env = os.environ if env is None else env
-        home = Path(env.get("HOME") or Path.home()).expanduser()
-
-        def pick(var: str, default: Path) -> Path:
-            value = env.get(var)
-            return Path(value).expanduser() if value else default
-
-        return cls(
-            home=home,
-            claude=pick("CLAUDE_CONFIG_DIR", home / ".claude"),
-            codex=pick("CODEX_HOME", home / ".codex"),
-            pi=pick("PI_CODING_AGENT_DIR", home / ".pi" / "agent"),
-            hermes=pick("HERMES_HOME", home / ".hermes"),
-        )
-
-    def with_overrides(self, env: Mapping[str, str]) -> AgentHomes:
-        """These homes with the agents' override variables found in `env` applied.
-
-        A hook records the variables its agent ran with (a Hermes profile's HERMES_HOME, a
-        CLAUDE_CONFIG_DIR) so the worker reads the right home. Pure: reads only `env`.
-        """
-        changes = {
-            field: Path(env[var]).expanduser()
-            for var, field in (
-                ("CLAUDE_CONFIG_DIR", "claude"),
-                ("CODEX_HOME", "codex"),
-                ("PI_CODING_AGENT_DIR", "pi"),
-                ("HERMES_HOME", "hermes"),
-            )
-            if env.get(var)
-        }
-        return replace(self, **changes) if changes else self
-
-    def session_roots(self) -> dict[str, list[Path]]:
-        """Where each agent writes sessions, by harness value (what `funes watch` observes)."""
-        return {
-            "claude_code": [self.claude / "projects"],
-            "codex": [self.codex / "sessions", self.codex / "archived_sessions"],
-            "pi": [self.pi / "sessions"],
-            "hermes": [self.hermes],
-        }
+def user_home(env: Mapping[str, str]) -> Path:
+    """The user's home directory: HOME from `env`, else the platform's idea of it."""
+    return Path(env.get("HOME") or Path.home()).expanduser()
 
 
 def bundled(name: str) -> Path:

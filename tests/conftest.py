@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from funes.store import Store
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
@@ -14,7 +19,6 @@ SHARED = REPO.parent / "shared"
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-AGENT_HOME_VARS = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "PI_CODING_AGENT_DIR", "HERMES_HOME")
 OFFLINE_EMBEDDER = "all-minilm-l6-v2-int8"
 
 
@@ -38,7 +42,9 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("FUNES_HOME", str(tmp_path / "funes"))
-    for var in AGENT_HOME_VARS:
+    from funes.traces import AGENTS
+
+    for var in (agent.home_var for agent in AGENTS.values() if agent.home_var):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("FUNES_EMBEDDER", OFFLINE_EMBEDDER)
@@ -50,3 +56,16 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def funes_env() -> dict[str, str]:
     """The environment a `python -m funes` subprocess should run with (the isolated one)."""
     return dict(os.environ)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    """An empty, writable memory at tmp_path/memory.db (closed after the test).
+
+    Fill it with support.memory.fill; a test that needs a second memory opens it beside.
+    """
+    from funes.store import Store
+
+    opened = Store.open(tmp_path / "memory.db")
+    yield opened
+    opened.close()

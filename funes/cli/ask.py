@@ -5,9 +5,8 @@ from __future__ import annotations
 import click
 
 from funes.cli.common import err_console, memory_option, pass_runtime
-from funes.commands.ask import DEFAULT_TIMEOUT_S, AskAgent, AskRequest, plan_ask, run_ask
-from funes.commands.memory import parse_memory
-from funes.commands.runtime import Runtime
+from funes.commands import DEFAULT_TIMEOUT_S, AskAgent, AskRequest, plan_ask, run_ask
+from funes.memory import Runtime, parse_memory
 from funes.settings import RECALL
 
 

@@ -1,17 +1,19 @@
-"""Shared CLI pieces: the Runtime, output-format choice, the harness/type option types."""
+"""Shared CLI pieces: the Runtime, output-format choice, the option types, the shared options."""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable
 from functools import wraps
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 from rich.console import Console
 
-from funes.commands.runtime import Runtime
+from funes.memory import Runtime
 from funes.traces import BlockType, Harness
+from funes.wiring import AgentChanges
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -83,9 +85,32 @@ format_option = click.option(
     default=None,
     help="Output format (default: human at a terminal, else agent).",
 )
+offline_option = click.option(
+    "--offline",
+    is_flag=True,
+    help="A remote memory: read its last cached commit, no network (also HF_HUB_OFFLINE=1).",
+)
+
+
 memory_option = click.option(
     "--memory",
     default=None,
     metavar="MEMORY",
     help="local (default), a path to a memory, org/repo, or hf://datasets/org/repo.",
 )
+
+
+def report_changes(console: Console, changes: AgentChanges, *, verb: str) -> None:
+    """What `add` / `remove` changed in an agent's configuration, on stderr."""
+    if changes.changed:
+        console.print(f"funes {verb} {changes.agent}:", highlight=False)
+        for path in changes.changed:
+            console.print(
+                f"  {'updated' if Path(path).exists() else 'removed'} {path}", highlight=False
+            )
+    else:
+        console.print(f"{changes.agent}: nothing to change", highlight=False)
+    for warning in changes.warnings:
+        console.print(f"  [yellow]warning[/]: {warning}", highlight=False)
+    for note in changes.notes:
+        console.print(f"  note: {note}", highlight=False)

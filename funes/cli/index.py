@@ -10,10 +10,9 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from funes.cli.common import HarnessType, err_console, memory_option, pass_runtime
-from funes.commands.index import IndexOutcome, IndexRequest, run_index
-from funes.commands.memory import parse_memory
-from funes.commands.runtime import Runtime
+from funes.commands import IndexOutcome, IndexRequest, run_index
 from funes.ingest import Progress as IndexProgress
+from funes.memory import Runtime, parse_memory
 from funes.traces import Harness
 
 TIER_NAMES = ("text", "tool calls", "tool output")

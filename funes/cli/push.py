@@ -7,9 +7,8 @@ import sys
 import click
 
 from funes.cli.common import pass_runtime
-from funes.commands.memory import parse_memory
-from funes.commands.push import PushRequest, run_push
-from funes.commands.runtime import Runtime
+from funes.commands import PushRequest, run_push
+from funes.memory import Runtime, parse_memory
 
 
 def _ask(question: str) -> bool:

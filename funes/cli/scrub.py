@@ -5,9 +5,8 @@ from __future__ import annotations
 import click
 
 from funes.cli.common import err_console, pass_runtime
-from funes.commands.memory import parse_memory
-from funes.commands.runtime import Runtime
-from funes.commands.scrub import run_scrub
+from funes.commands import run_scrub
+from funes.memory import Runtime, parse_memory
 
 
 @click.command()

@@ -9,8 +9,8 @@ from pathlib import Path
 import click
 
 from funes.cli.common import pass_runtime
-from funes.commands.runtime import Runtime
-from funes.commands.spool import retry_failed, run_drain, run_spool_status
+from funes.commands import retry_failed, run_drain, run_spool_status
+from funes.memory import Runtime
 
 
 @click.group()

@@ -9,9 +9,9 @@ from types import FrameType
 import click
 
 from funes.cli.common import err_console, pass_runtime
-from funes.commands.runtime import Runtime
-from funes.commands.watch import run_watch
+from funes.commands import run_watch
 from funes.ingest import DrainReport
+from funes.memory import Runtime
 
 
 @click.command()

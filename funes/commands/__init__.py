@@ -1,4 +1,62 @@
 """What funes does when asked: one module per verb, shared by the CLI and the MCP server.
 
-No click, no rich, no printing: commands take a Runtime and return result objects.
+    index.py  recall.py  get.py  status.py  add.py  remove.py  push.py  scrub.py  ask.py
+    spool.py (drain, status, retry)  watch.py
+
+No click, no rich, no printing: commands take a Runtime (funes.memory) and return result
+objects that funes.render turns into text. Other packages import from this face.
 """
+
+from __future__ import annotations
+
+from funes.commands.add import run_add
+from funes.commands.ask import DEFAULT_TIMEOUT_S, AskAgent, AskRequest, plan_ask, run_ask
+from funes.commands.get import GetOutcome, run_get
+from funes.commands.index import IndexOutcome, IndexRequest, run_index, sources_for
+from funes.commands.push import PushRequest, run_push
+from funes.commands.recall import RecallOutcome, RecallRequest, run_recall
+from funes.commands.remove import run_remove
+from funes.commands.scrub import ScrubOutcome, run_scrub
+from funes.commands.spool import SpoolStatus, retry_failed, run_drain, run_spool_status
+from funes.commands.status import (
+    AgentHookStatus,
+    PushStatus,
+    SourceStatus,
+    StatusReport,
+    run_status,
+)
+from funes.commands.watch import WatchReport, run_watch
+
+__all__ = [
+    "DEFAULT_TIMEOUT_S",
+    "AgentHookStatus",
+    "AskAgent",
+    "AskRequest",
+    "GetOutcome",
+    "IndexOutcome",
+    "IndexRequest",
+    "PushRequest",
+    "PushStatus",
+    "RecallOutcome",
+    "RecallRequest",
+    "ScrubOutcome",
+    "SourceStatus",
+    "SpoolStatus",
+    "StatusReport",
+    "WatchReport",
+    "plan_ask",
+    "retry_failed",
+    "run_add",
+    "run_ask",
+    "run_drain",
+    "run_get",
+    "run_index",
+    "run_push",
+    "run_recall",
+    "run_remove",
+    "run_scrub",
+    "run_spool_status",
+    "run_status",
+    "run_watch",
+    "sources_for",
+]

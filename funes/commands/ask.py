@@ -32,12 +32,12 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
 
-from funes.commands.memory import MemoryRef
 from funes.commands.recall import RecallOutcome, RecallRequest, run_recall
-from funes.commands.runtime import Runtime
-from funes.errors import AgentError, FunesError, UsageError
+from funes.errors import AgentError, NothingRecalled, UsageError
+from funes.memory import MemoryRef, Runtime
 from funes.retrieval import Hit
 from funes.settings import RECALL
+from funes.traces import Harness
 
 MAX_PROMPT_BYTES = 120_000  # one argv string may not exceed 128 KiB on Linux (MAX_ARG_STRLEN)
 NEIGHBOR_CHARS = 300  # context shown per adjacent chunk in the prompt
@@ -50,10 +50,6 @@ class AskAgent(StrEnum):
 
     CLAUDE = "claude"
     CODEX = "codex"
-
-
-class NothingRecalled(FunesError):
-    """Recall found no passage for the question: nothing to ground an answer in."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +110,9 @@ def plan_ask(
         )
     prompt, passages = build_prompt(request.question, outcome)
     mcp_servers = (
-        codex_mcp_servers(rt.homes.codex / "config.toml") if request.agent is AskAgent.CODEX else []
+        codex_mcp_servers(rt.homes.of(Harness.CODEX) / "config.toml")
+        if request.agent is AskAgent.CODEX
+        else []
     )
     argv = agent_argv(request.agent, program, prompt, codex_mcp_servers=mcp_servers)
     return AskPlan(

@@ -1,17 +1,16 @@
-"""`funes recall` and `funes get`: read a memory, return structured results (never printed here)."""
+"""`funes recall`: rank a memory's passages for a query (structured results, never printed here)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from funes.commands.memory import MemoryRef, open_memory
-from funes.commands.runtime import Runtime
 from funes.errors import UsageError
-from funes.retrieval import RecallResult, TurnView, get_turns, recall
+from funes.memory import MemoryRef, Runtime, open_memory
+from funes.retrieval import RecallResult, recall
 from funes.settings import RECALL, RecallParams
 from funes.store import Filters
-from funes.traces import BlockType, Harness, printable
+from funes.traces import BlockType, Harness
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,35 +71,5 @@ def run_recall(
         ):
             result.notes.append(f"reranker unavailable ({rt.reranker_note}): fused order kept")
         return RecallOutcome(result, opened.label)
-    finally:
-        opened.close()
-
-
-@dataclass(slots=True)
-class GetOutcome:
-    turns: list[TurnView]
-    session_id: str
-    turn_id: str
-    memory: str
-
-
-def run_get(
-    rt: Runtime, memory: MemoryRef, session_id: str, turn_id: str, *, window: int
-) -> GetOutcome:
-    """The turn and its neighbours in the session (empty `turns` when the turn is absent).
-
-    Raises UsageError for a blank session or turn id (before anything is opened).
-    """
-    if not session_id.strip() or not turn_id.strip():
-        raise UsageError(
-            "get needs a session id and a turn id",
-            hint="copy the `→ get` line of a recall hit: funes get <session> <turn>",
-        )
-    # ids are stored `printable`; one pasted raw (or with argv bytes not UTF-8) matches too
-    session_id, turn_id = printable(session_id), printable(turn_id)
-    opened = open_memory(rt, memory)
-    try:
-        turns = get_turns(opened.store, session_id, turn_id, window=window)
-        return GetOutcome(turns, session_id, turn_id, opened.label)
     finally:
         opened.close()

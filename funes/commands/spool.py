@@ -14,8 +14,6 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from funes.commands.memory import open_for_write, parse_memory
-from funes.commands.runtime import Runtime
 from funes.errors import StoreLocked
 from funes.ingest import (
     AgentBacklog,
@@ -33,9 +31,9 @@ from funes.ingest import (
     worker_active,
     worker_lock,
 )
+from funes.memory import Runtime, open_for_write, parse_memory
 from funes.redact import default_scanner
 from funes.settings import INDEX, SPOOL, SpoolParams
-from funes.traces import TraceSource, discover
 
 log = logging.getLogger(__name__)
 
@@ -97,9 +95,7 @@ def _drain_memory(
     # Settle the transcripts before taking the memory: a `funes index` must not wait on a
     # worker that is only waiting for an agent to finish writing its turn.
     try:
-        drain = plan_entries(
-            spool, items, sources_for=lambda e: _sources(rt, e), params=params, report=report
-        )
+        drain = plan_entries(spool, items, homes=rt.homes, params=params, report=report)
         store = open_for_write(rt, parse_memory(memory, rt))
         try:
             with store.writing(wait_s=params.store_wait_s):
@@ -132,13 +128,6 @@ def _drain_memory(
         for item in items:
             if spool.is_claimed(item.name):
                 fail(spool, item, f"{type(exc).__name__}: {exc}", params, report)
-
-
-def _sources(rt: Runtime, entry: SpoolEntry) -> list[TraceSource]:
-    harness = entry.harness
-    if harness is None:
-        return []
-    return discover(rt.homes.with_overrides(entry.env), harness)
 
 
 @dataclass(slots=True)

@@ -7,18 +7,23 @@ import time
 from dataclasses import dataclass, field
 
 from funes.chunks import EMBED_INPUT
-from funes.commands.agents import agent_harness, run_checks
-from funes.commands.memory import MemoryKind, MemoryRef, open_memory, remote_for
 from funes.commands.push import receipts_dir
-from funes.commands.runtime import Runtime
 from funes.commands.scrub import held_back_summary
 from funes.errors import FunesError, SecretScanFailed
-from funes.ingest import TOP_TIER, AgentBacklog, Spool, owed, worker_active
-from funes.ingest.reembed import chunks_owed
+from funes.ingest import TOP_TIER, AgentBacklog, Spool, chunks_owed, owed, worker_active
+from funes.memory import (
+    MemoryKind,
+    MemoryRef,
+    MemoryState,
+    Runtime,
+    open_memory,
+    probe,
+    remote_for,
+)
 from funes.remote import receipt_path
-from funes.store import Store, StoreStats
-from funes.store.export import receipt_status
-from funes.traces import discover
+from funes.store import Store, StoreStats, receipt_status
+from funes.traces import discover, installable
+from funes.wiring import agent_harness, run_checks
 
 
 @dataclass(slots=True)
@@ -76,12 +81,16 @@ def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
     if memory.shared:
         return _remote_status(rt, memory, report)
     assert memory.path is not None
-    if memory.path.exists():
-        try:
-            store = Store.open(memory.path, readonly=True)
-        except FunesError as exc:
-            report.attention.append(exc.message)
-            return report
+    found = probe(memory)
+    if found.state in (MemoryState.INCOMPATIBLE, MemoryState.UNREADABLE):
+        problem = found.problem or f"memory {memory.label} cannot be read"
+        report.attention.append(problem + (f" ({found.hint})" if found.hint else ""))
+        return report
+    if found.state is MemoryState.MISSING:
+        if memory.kind is MemoryKind.LOCAL:
+            report.sources = _source_status(rt, None)
+    else:
+        store = Store.open(memory.path, readonly=True)
         try:
             report.exists = True
             report.stats = store.stats()
@@ -96,13 +105,11 @@ def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
                 report.pushes = _push_status(rt, None)
                 _recipe_status(store, report)
             _secrets_status(store, report)
-        except FunesError as exc:  # a damaged memory: say so (and what to do), do not fail
+        except FunesError as exc:  # damaged pages past the header: say so (and what to do)
             report.attention.append(exc.message + (f" ({exc.hint})" if exc.hint else ""))
             return report
         finally:
             store.close()
-    elif memory.kind is MemoryKind.LOCAL:
-        report.sources = _source_status(rt, None)
     if memory.kind is MemoryKind.LOCAL:
         _agent_hooks(rt, report)
     owed = sum(s.owed for s in report.sources)
@@ -113,9 +120,8 @@ def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
         if not report.next_steps:
             report.next_steps.append("funes index")
         if not any(a.hook_installed for a in report.agents):
-            report.next_steps.append(
-                "funes add <claude|codex|pi|hermes>  (index every turn automatically)"
-            )
+            names = "|".join(agent.name for agent in installable())
+            report.next_steps.append(f"funes add <{names}>  (index every turn automatically)")
     elif not report.next_steps:
         report.next_steps.append('funes recall "<what you want to remember>"')
     return report

@@ -12,11 +12,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from funes.commands.runtime import Runtime
 from funes.commands.spool import run_drain
 from funes.ingest import DrainReport, Spool, SpoolEntry, Watcher, WatchRoot
+from funes.memory import Runtime
 from funes.settings import SPOOL, SpoolParams
-from funes.traces import discover
+from funes.traces import AGENTS
 
 
 @dataclass(slots=True)
@@ -27,12 +27,6 @@ class WatchReport:
     rounds: int = 0  # debounced change batches handled
     chunks_written: int = 0
     busy_rounds: int = 0  # rounds left to a running hook worker
-
-
-def _session_file(harness: str) -> Callable[[str], bool]:
-    if harness == "hermes":
-        return lambda name: name.startswith("state.db")
-    return lambda name: name.endswith(".jsonl")
 
 
 def watch_roots(rt: Runtime) -> list[WatchRoot]:
@@ -47,14 +41,15 @@ def watch_roots(rt: Runtime) -> list[WatchRoot]:
             creations_only=True,
         )
     ]
-    registered = {source.harness.value for source in discover(rt.homes)}
     for harness, folders in rt.homes.session_roots().items():
-        if harness not in registered:
-            continue
+        agent = AGENTS[harness]
         for folder in folders:
             roots.append(
                 WatchRoot(
-                    harness, folder, recursive=harness != "hermes", match=_session_file(harness)
+                    harness.value,
+                    folder,
+                    recursive=agent.watch_recursive,
+                    match=agent.is_session_file,
                 )
             )
     return roots

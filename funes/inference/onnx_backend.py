@@ -19,8 +19,8 @@ import onnxruntime as ort
 from numpy.typing import NDArray
 from tokenizers import Tokenizer
 
-from funes.errors import ModelUnavailable
-from funes.hf import HubUnavailable, download_file
+from funes.errors import HubUnavailable, ModelUnavailable
+from funes.hf import download_file
 from funes.inference.spec import ModelFile, ModelSpec, Pooling
 from funes.paths import create_private_file, ensure_private_dir
 

@@ -6,21 +6,25 @@ growing (`plan_entries`, memory untouched), then indexes incrementally under the
 writer lock (`apply_plan`), and deletes an entry only
 after its chunks are committed; failures go back to new/ with `attempts` + 1, or to failed/
 (with a `.err` beside them) after `max_attempts`. See funes.ingest.spool for the layout.
+
+These are the steps of the worker's one loop (funes.commands.spool.run_drain, which `funes
+spool drain`, `funes index` and `funes watch` all run): each goes down (to the sources of
+funes.traces and the store) and returns; none calls back up into the loop's caller.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from funes.errors import IncompatibleStore, StoreLocked
+from funes.errors import EntryError, IncompatibleStore, StoreLocked
 from funes.ingest.indexing import TOP_TIER, IndexJob, IndexReport, index, index_unit, owed
-from funes.ingest.spool import EntryError, Spool, SpoolEntry, agent_of
+from funes.ingest.spool import Spool, SpoolEntry, agent_of
 from funes.settings import SPOOL, SpoolParams
-from funes.traces import TraceSource, Unit
+from funes.traces import AGENTS, Agent, AgentHomes, Harness, TraceSource, Unit
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +53,13 @@ class Claimed:
     entry: SpoolEntry
 
 
-SourcesFor = Callable[[SpoolEntry], Sequence[TraceSource]]
+def entry_sources(
+    entry: SpoolEntry, homes: AgentHomes, agents: Mapping[Harness, Agent] = AGENTS
+) -> list[TraceSource]:
+    """The source of the agent `entry` names, over the agent homes its hook ran with (the
+    override variables it recorded applied to `homes`); [] for an agent not in `agents`."""
+    agent = agents.get(entry.harness) if entry.harness is not None else None
+    return [] if agent is None else [agent.make(homes.with_overrides(entry.env))]
 
 
 def settle(paths: Sequence[Path], params: SpoolParams = SPOOL) -> None:
@@ -92,7 +102,8 @@ def plan_entries(
     spool: Spool,
     claimed: Sequence[Claimed],
     *,
-    sources_for: SourcesFor,
+    homes: AgentHomes,
+    agents: Mapping[Harness, Agent] = AGENTS,
     params: SpoolParams = SPOOL,
     report: DrainReport,
 ) -> DrainPlan:
@@ -100,13 +111,14 @@ def plan_entries(
 
     Runs before the memory's writer lock is taken: settling waits up to `settle_max_s` for a
     transcript an agent is still appending to, and a writer must not hold the memory that
-    long. An entry naming no source fails (retried, then parked); one whose payload names
-    nothing readable, or that asks for it, makes its agent be swept.
+    long. Each entry's sources come from `agents` over `homes` (`entry_sources`). An entry
+    naming no source fails (retried, then parked); one whose payload names nothing readable,
+    or that asks for it, makes its agent be swept.
     """
     out = DrainPlan(claimed=list(claimed))
     for item in claimed:
         entry = item.entry
-        sources = list(sources_for(entry))
+        sources = entry_sources(entry, homes, agents)
         if not sources:
             fail(spool, item, f"no source for agent {entry.agent!r}", params, report)
             continue
@@ -173,12 +185,13 @@ def process(
     claimed: Sequence[Claimed],
     job: IndexJob,
     *,
-    sources_for: SourcesFor,
+    homes: AgentHomes,
+    agents: Mapping[Harness, Agent] = AGENTS,
     params: SpoolParams = SPOOL,
     report: DrainReport,
 ) -> None:
     """`plan_entries` then `apply_plan` in one go (for a caller that already holds the writer lock)."""
-    drain = plan_entries(spool, claimed, sources_for=sources_for, params=params, report=report)
+    drain = plan_entries(spool, claimed, homes=homes, agents=agents, params=params, report=report)
     apply_plan(spool, drain, job, params=params, report=report)
 
 

@@ -20,12 +20,14 @@ from funes.errors import FunesError, UsageError
 from funes.settings import RECALL
 
 if TYPE_CHECKING:
-    from funes.commands.memory import MemoryRef
-    from funes.commands.runtime import Runtime
+    from funes.memory import MemoryRef, Runtime
 
 log = logging.getLogger("funes.mcp")
 
 SERVER_NAME = "funes"
+# The agents a recall can be narrowed to: the names of funes.traces.installable(), kept here
+# so that answering tools/list imports no parser (tests/traces/test_agents.py checks it).
+HARNESS_NAMES = ("claude", "codex", "pi", "hermes")
 SERVER_TITLE = "funes memory"
 SERVER_VERSION = __version__
 MAX_K = 50  # passages one recall may return
@@ -103,7 +105,7 @@ TOOLS: dict[str, dict[str, Any]] = {
                 },
                 "harness": {
                     "type": "string",
-                    "enum": ["claude", "codex", "pi", "hermes"],
+                    "enum": list(HARNESS_NAMES),
                     "description": "Only sessions of this agent.",
                 },
                 "memory": _MEMORY_PROP,
@@ -208,13 +210,13 @@ class Tools:
             return ToolReply(error_text(exc), is_error=True)
 
     def _memory(self, args: Mapping[str, Any]) -> MemoryRef:
-        from funes.commands.memory import parse_memory
+        from funes.memory import parse_memory
 
         value = _opt_str(args, "memory")
         return parse_memory(value if value is not None else self.default_memory, self.rt)
 
     def recall(self, args: Mapping[str, Any]) -> ToolReply:
-        from funes.commands.recall import RecallRequest, run_recall
+        from funes.commands import RecallRequest, run_recall
         from funes.render import agent as agent_render
         from funes.traces import BlockType, Harness
 
@@ -240,7 +242,7 @@ class Tools:
         return ToolReply(agent_render.recall(outcome))
 
     def get(self, args: Mapping[str, Any]) -> ToolReply:
-        from funes.commands.recall import run_get
+        from funes.commands import run_get
         from funes.render import agent as agent_render
 
         session_id = _req_str(args, "session_id")
@@ -252,7 +254,7 @@ class Tools:
         return ToolReply(agent_render.get(outcome))
 
     def status(self, args: Mapping[str, Any]) -> ToolReply:
-        from funes.commands.status import run_status
+        from funes.commands import run_status
         from funes.render import agent as agent_render
 
         return ToolReply(agent_render.status(run_status(self.rt, self._memory(args))))

@@ -17,13 +17,18 @@ from pathlib import Path
 
 from filelock import FileLock
 
-from funes.errors import RemoteError
-from funes.remote.base import HeadMoved, RemoteMissing, RemoteState, Snapshot
+from funes.errors import HeadMoved, RemoteError, RemoteMissing
+from funes.remote.base import MANIFEST, RemoteState, Snapshot
 from funes.remote.lance_export import TABLE
 
 LOCK = ".funes.lock"
 LOCK_WAIT_S = 60.0
 U64_MAX = 2**64 - 1
+
+
+def is_export_dir(path: Path) -> bool:
+    """A directory holding a funes Lance export (what a DirRemote reads)."""
+    return path.is_dir() and ((path / TABLE).is_dir() or (path / MANIFEST).is_file())
 
 
 def _version(commit: str) -> int:

@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 
 from funes.chunks import EMBED_INPUT, LEGACY_EMBED_INPUT
 from funes.errors import IncompatibleStore, RemoteError
-from funes.store.export import ExportRow
+from funes.store import StoredChunk
 
 if TYPE_CHECKING:
     import numpy as np
@@ -59,7 +59,7 @@ MIN_VECTOR_INDEX_ROWS = 256  # PQ trains 256 centroids per sub-vector
 REINDEX_THRESHOLD = 500  # unindexed rows before an append folds in an index delta
 MERGE_DELTAS = 8  # index segments before deltas are merged
 
-# (column, arrow type name, nullable, ExportRow field or None)
+# (column, arrow type name, nullable, StoredChunk field or None)
 COLUMNS: tuple[tuple[str, str, bool, str | None], ...] = (
     ("id", "string", False, "id"),
     ("text", "string", False, "text"),
@@ -120,7 +120,7 @@ def arrow_schema(model_id: str, dim: int, embedding_input: str = EMBED_INPUT) ->
 
 
 def to_batch(
-    rows: list[ExportRow], vectors: NDArray[np.float32], schema: pa.Schema
+    rows: list[StoredChunk], vectors: NDArray[np.float32], schema: pa.Schema
 ) -> pa.RecordBatch:
     """One Arrow batch of `rows` (row i ↔ vectors[i]) in `schema`'s columns.
 
@@ -196,7 +196,7 @@ def check_compat(found: DatasetInfo, model_id: str, dim: int, *, where: str) -> 
 
 def write(
     dataset: Path,
-    batches: Iterable[tuple[list[ExportRow], NDArray[np.float32]]],
+    batches: Iterable[tuple[list[StoredChunk], NDArray[np.float32]]],
     *,
     model_id: str,
     dim: int,

@@ -21,8 +21,7 @@ from __future__ import annotations
 
 import shlex
 
-from funes.commands.recall import GetOutcome, RecallOutcome
-from funes.commands.status import StatusReport
+from funes.commands import GetOutcome, RecallOutcome, StatusReport
 from funes.traces import strip_terminal_controls
 
 NEIGHBOR_CHARS = 160

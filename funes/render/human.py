@@ -7,8 +7,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from funes.commands.recall import GetOutcome
-from funes.commands.status import StatusReport
+from funes.commands import GetOutcome, StatusReport
 from funes.traces import strip_terminal_controls
 
 

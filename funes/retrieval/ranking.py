@@ -21,9 +21,7 @@ from typing import TYPE_CHECKING
 
 from funes.retrieval.evidence import TurnFacts, Weights, idf, score_turns
 from funes.retrieval.periods import query_periods
-from funes.store import Filters, Store, StoredChunk
-from funes.store.queries import query_terms
-from funes.store.terms import term_presence
+from funes.store import Filters, Store, StoredChunk, query_terms, term_presence
 from funes.traces import parse_ts
 
 if TYPE_CHECKING:

@@ -28,42 +28,15 @@ from funes.store.db import (
     readonly_uri,
     sqlite_module,
 )
-from funes.store.queries import CHUNK_COLUMNS
+from funes.store.rows import CHUNK_COLUMNS, StoredChunk
 from funes.store.schema import upgrade
 
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-_COLS = ", ".join(f"c.{name.strip()}" for name in CHUNK_COLUMNS.split(",")[1:])  # no rowid
+_COLS = ", ".join(f"c.{name}" for name in CHUNK_COLUMNS.split(", "))
 _POSITION = "c.session_id, c.seq, c.block_idx, c.split_idx"
-
-
-@dataclass(frozen=True, slots=True)
-class ExportRow:
-    """A chunk as shared (the store's columns, in `CHUNK_COLUMNS` order, minus rowid)."""
-
-    id: str
-    text: str
-    session_id: str
-    turn_id: str
-    parent_id: str | None
-    seq: int
-    ts: str
-    role: str
-    block_type: str
-    block_idx: int
-    split_idx: int
-    tool_name: str | None
-    harness: str
-    workdir: str
-    cwd: str | None
-    git_branch: str | None
-    host: str | None
-    source_path: str
-    parent_session_id: str | None
-    scaffold: int
-    redaction_version: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,7 +125,7 @@ class Outbox:
 
     # -- what to send ----------------------------------------------------------------------
 
-    def pending(self, *, batch_rows: int = 1000) -> Iterator[list[ExportRow]]:
+    def pending(self, *, batch_rows: int = 1000) -> Iterator[list[StoredChunk]]:
         """Pending chunks (with a vector, not on the remote) in session order.
 
         Batches hold about `batch_rows` rows and never split a block (a block's chunks arrive
@@ -164,10 +137,10 @@ class Outbox:
                   and not exists (select 1 from remote_ids r where r.id = c.id)
                 order by {_POSITION}"""
         )
-        batch: list[ExportRow] = []
+        batch: list[StoredChunk] = []
         while rows := cur.fetchmany(256):
             for row in rows:
-                r = ExportRow(*row)
+                r = StoredChunk.from_row(row)
                 if len(batch) >= batch_rows and not _same_block(batch[-1], r):
                     yield batch
                     batch = []
@@ -193,7 +166,7 @@ class Outbox:
 
     def to_publish(
         self, *, batch_rows: int = 2048
-    ) -> Iterator[tuple[list[ExportRow], NDArray[np.float32]]]:
+    ) -> Iterator[tuple[list[StoredChunk], NDArray[np.float32]]]:
         """Cleared chunks not on the remote, with their vectors (float32, shape (n, dim)), by rowid."""
         import numpy as np
 
@@ -210,7 +183,7 @@ class Outbox:
                 vectors = np.frombuffer(blobs, np.int8).astype(np.float32) / np.float32(self.scale)
             else:
                 vectors = np.frombuffer(blobs, np.float32).copy()
-            yield [ExportRow(*r[:-1]) for r in rows], vectors.reshape(len(rows), self.dim)
+            yield [StoredChunk.from_row(r[:-1]) for r in rows], vectors.reshape(len(rows), self.dim)
 
     # -- receipts --------------------------------------------------------------------------
 
@@ -238,7 +211,7 @@ class Outbox:
         os.replace(tmp, dest)
 
 
-def _same_block(a: ExportRow, b: ExportRow) -> bool:
+def _same_block(a: StoredChunk, b: StoredChunk) -> bool:
     return (a.session_id, a.turn_id, a.block_idx) == (b.session_id, b.turn_id, b.block_idx)
 
 

@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from funes.store.rows import CHUNK_COLUMNS
+
 # SQLite binds integers as signed 64-bit; a LIMIT past this is "no limit" anyway.
 _MAX_LIMIT = (1 << 63) - 1
 
@@ -189,13 +191,6 @@ def semantic(
     return [(int(r[0]), float(r[1])) for r in raw.execute(sql, params).fetchall()]
 
 
-CHUNK_COLUMNS = (
-    "rowid, id, text, session_id, turn_id, parent_id, seq, ts, role, block_type, block_idx, "
-    "split_idx, tool_name, harness, workdir, cwd, git_branch, host, source_path, "
-    "parent_session_id, scaffold, redaction_version"
-)
-
-
 def by_rowids(raw: Any, rowids: list[int]) -> dict[int, tuple[Any, ...]]:
     """Chunk rows (`CHUNK_COLUMNS`, from the `chunk_rows` view) keyed by rowid (missing rowids
     are absent)."""
@@ -338,3 +333,44 @@ def count_after(raw: Any, *, after_rowid: int) -> int:
     return int(
         raw.execute("select count(*) from chunks where rowid > ?", (after_rowid,)).fetchone()[0]
     )
+
+
+def has_chunks(raw: Any) -> bool:
+    return raw.execute("select 1 from chunks limit 1").fetchone() is not None
+
+
+def unit(raw: Any, key: str) -> tuple[Any, ...] | None:
+    """(key, harness, signature, level, indexed_at) of unit `key`, None when never indexed."""
+    row = raw.execute(
+        "select key, harness, signature, level, indexed_at from units where key = ?", (key,)
+    ).fetchone()
+    return None if row is None else tuple(row)
+
+
+def chunks_without_vectors(raw: Any, *, limit: int) -> list[tuple[int, str, str, str]]:
+    """(rowid, text, harness, block_type) of up to `limit` chunks that have no vector."""
+    rows = raw.execute(
+        """select c.rowid, c.text, c.harness, c.block_type from chunk_rows c
+           where not exists (select 1 from chunks_vec v where v.rowid = c.rowid) limit ?""",
+        (limit,),
+    ).fetchall()
+    return [(int(r[0]), r[1], r[2], r[3]) for r in rows]
+
+
+def per_harness(raw: Any) -> dict[str, tuple[int, int]]:
+    """harness → (sessions, chunks)."""
+    return {
+        harness: (int(sessions), int(chunks))
+        for harness, sessions, chunks in raw.execute(
+            """select o.harness, count(distinct c.session), count(*)
+               from chunks c join origins o on o.id = c.origin group by o.harness"""
+        )
+    }
+
+
+def totals(raw: Any) -> tuple[int, str | None, int]:
+    """(sessions, last indexed time or None, units)."""
+    sessions = raw.execute("select count(distinct session) from chunks").fetchone()[0]
+    last = raw.execute("select max(indexed_at) from units").fetchone()[0]
+    units = raw.execute("select count(*) from units").fetchone()[0]
+    return int(sessions), last, int(units)

@@ -1,18 +1,21 @@
 """Where sessions come from: one TraceSource per agent, all emitting the same Turn/Block model.
 
-Knows nothing of chunks, storage, models or the network. Adding an agent = one module here,
-one entry in `SOURCES`, fixtures under fixtures/<agent>/, and an installer.
+Knows nothing of chunks, storage, models or the network. Adding an agent = a `Harness`
+value, its record in `AGENTS` (agents.py), its parser module here, fixtures under
+fixtures/<agent>/, and its installer in installers/.
 """
 
 from __future__ import annotations
 
-from funes.traces.discover import SOURCES, SourceEntry, discover, sources_for_path
+from funes.traces.agents import AGENTS, Agent, AgentHomes, installable
+from funes.traces.discover import discover, sources_for_path
 from funes.traces.model import (
     Block,
     BlockType,
     Harness,
     Role,
     Turn,
+    clean_text,
     iso_utc,
     normalize_ts,
     parse_ts,
@@ -23,17 +26,20 @@ from funes.traces.model import (
 from funes.traces.source import ReadStats, TraceSource, Unit
 
 __all__ = [
-    "SOURCES",
+    "AGENTS",
+    "Agent",
+    "AgentHomes",
     "Block",
     "BlockType",
     "Harness",
     "ReadStats",
     "Role",
-    "SourceEntry",
     "TraceSource",
     "Turn",
     "Unit",
+    "clean_text",
     "discover",
+    "installable",
     "iso_utc",
     "normalize_ts",
     "parse_ts",

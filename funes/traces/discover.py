@@ -1,97 +1,32 @@
-"""The source registry and discovery: which agents live on this machine, what a path holds.
+"""Discovery: the sources of the agents on this machine, and what an explicit path holds.
 
-`SOURCES` lists every built-in source the same way a new one would be added. `discover`
-returns the sources whose session roots exist; `sources_for_path` builds a source over an
+`discover` builds a source per registered agent (funes.traces.agents: a missing home simply
+yields no units); `sources_for_path` builds a source over an
 explicit path given to `funes index PATH`, sniffing the format when the path does not say.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
 
-from funes.paths import AgentHomes
-from funes.traces.claude_code import ClaudeCodeSource, is_subagent_file, read_claude_file
-from funes.traces.codex import CodexSource, read_codex_file
+from funes.traces.agents import AGENTS, Agent, AgentHomes
+from funes.traces.claude_code import is_subagent_file
 from funes.traces.hermes import DB_NAME, HermesSource, is_sqlite_file
 from funes.traces.jsonl import read_records
 from funes.traces.model import Harness, Turn
 from funes.traces.parquet import ParquetSource
-from funes.traces.pi import PiSource, is_pi_header, read_pi_file
 from funes.traces.source import ReadStats, TraceSource, Unit, file_unit, walk_files
 
-FileReader = Callable[[Path, ReadStats], Iterator[Turn]]
 
-
-@dataclass(frozen=True, slots=True)
-class SourceEntry:
-    """How to build one agent's source and how to recognise its files."""
-
-    harness: Harness
-    make: Callable[[AgentHomes], TraceSource]  # the source over the agent's default roots
-    read_file: FileReader | None  # parse one JSONL file of this agent (None: not file-based)
-    sniff: Callable[[Mapping[str, Any]], bool]  # does this first record belong to this agent?
-
-
-def _claude_sniff(first: Mapping[str, Any]) -> bool:
-    return True  # the fallback: Claude Code files have no distinctive first record
-
-
-def _codex_sniff(first: Mapping[str, Any]) -> bool:
-    if first.get("type") == "session_meta":
-        return True
-    # pre-envelope rollouts start with a bare header: {id, timestamp, instructions?, …}
-    return "type" not in first and "payload" not in first and "id" in first and "timestamp" in first
-
-
-def _never(first: Mapping[str, Any]) -> bool:
-    return False  # not a JSONL source
-
-
-SOURCES: dict[Harness, SourceEntry] = {
-    Harness.CLAUDE_CODE: SourceEntry(
-        Harness.CLAUDE_CODE,
-        lambda homes: ClaudeCodeSource(homes.claude),
-        read_claude_file,
-        _claude_sniff,
-    ),
-    Harness.CODEX: SourceEntry(
-        Harness.CODEX,
-        lambda homes: CodexSource(homes.codex),
-        read_codex_file,
-        _codex_sniff,
-    ),
-    Harness.PI: SourceEntry(
-        Harness.PI,
-        lambda homes: PiSource(homes.pi),
-        read_pi_file,
-        is_pi_header,
-    ),
-    Harness.HERMES: SourceEntry(
-        Harness.HERMES,
-        lambda homes: HermesSource(homes.hermes),
-        None,
-        _never,
-    ),
-    Harness.PARQUET: SourceEntry(
-        Harness.PARQUET,
-        lambda homes: ParquetSource(),  # imports only: there is no default location
-        None,
-        _never,
-    ),
-}
-
-
-def _sniff_order() -> list[SourceEntry]:
+def _sniff_order() -> list[Agent]:
     # Claude Code is the fallback, so it is asked last.
-    return sorted(SOURCES.values(), key=lambda e: e.harness is Harness.CLAUDE_CODE)
+    return sorted(AGENTS.values(), key=lambda e: e.harness is Harness.CLAUDE_CODE)
 
 
 def discover(homes: AgentHomes, only: Harness | None = None) -> list[TraceSource]:
     """Sources for every registered agent (or `only` one). A missing root simply yields no units."""
-    return [e.make(homes) for e in SOURCES.values() if only is None or e.harness is only]
+    return [e.make(homes) for e in AGENTS.values() if only is None or e.harness is only]
 
 
 class FilesSource:
@@ -102,9 +37,9 @@ class FilesSource:
         self.forced = harness
         self.harness = harness or Harness.CLAUDE_CODE
 
-    def _entry_for(self, path: Path) -> SourceEntry | None:
+    def _entry_for(self, path: Path) -> Agent | None:
         if self.forced is not None and path == self.root:
-            return SOURCES.get(self.forced)  # one file named with --harness: read it as told
+            return AGENTS.get(self.forced)  # one file named with --harness: read it as told
         stats = ReadStats()
         try:
             for _, first in read_records(path, stats):
@@ -129,7 +64,7 @@ class FilesSource:
                 yield unit
 
     def read(self, unit: Unit, stats: ReadStats) -> Iterator[Turn]:
-        entry = SOURCES[unit.harness]
+        entry = AGENTS[unit.harness]
         if entry.read_file is None:
             return iter(())
         return entry.read_file(unit.path, stats)

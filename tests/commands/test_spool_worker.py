@@ -20,11 +20,10 @@ from support.claude import append_turns, session_path, stop_payload
 from support.spool import drain_counts, fire_hook, wait_idle, worker_log
 
 from funes.commands.index import IndexRequest, run_index
-from funes.commands.memory import parse_memory
-from funes.commands.runtime import Runtime
 from funes.commands.spool import retry_failed, run_drain, run_spool_status
 from funes.errors import StoreLocked
 from funes.ingest import Spool, SpoolEntry
+from funes.memory import Runtime, parse_memory
 from funes.settings import SPOOL
 from funes.store import Store
 from funes.store.lock import writer_lock
@@ -228,7 +227,8 @@ def test_funes_spool_status_and_funes_status_show_each_agents_hook(
     from click.testing import CliRunner
 
     from funes.cli import cli
-    from funes.commands.agents import agent_harness, run_add
+    from funes.commands import run_add
+    from funes.wiring import agent_harness
 
     run_add(rt, agent_harness("claude"))
     spool = Spool(rt.paths.spool)

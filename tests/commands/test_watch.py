@@ -15,9 +15,9 @@ from pathlib import Path
 
 from support.claude import append_turns, session_path, stop_payload
 
-from funes.commands.runtime import Runtime
 from funes.commands.watch import run_watch
 from funes.ingest import Watcher, WatchRoot
+from funes.memory import Runtime
 from funes.settings import SPOOL
 from funes.store import Store
 

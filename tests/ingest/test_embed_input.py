@@ -7,16 +7,25 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
-from claude_lines import conversation, write_session
 from fakes import BagOfWordsEmbedder, RecordingEmbedder
+from support.claude import conversation, write_session
 
 from funes.chunks import EMBED_INPUT, LEGACY_EMBED_INPUT
 from funes.ingest import IndexJob, index
 from funes.ingest.indexing import backfill_vectors
-from funes.paths import AgentHomes
 from funes.redact import RuleScanner
 from funes.store import Store
-from funes.traces import Block, BlockType, Harness, ReadStats, Role, Turn, Unit, discover
+from funes.traces import (
+    AgentHomes,
+    Block,
+    BlockType,
+    Harness,
+    ReadStats,
+    Role,
+    Turn,
+    Unit,
+    discover,
+)
 
 PAIRS = [
     ("user", "Why does the checkout page time out under load?"),

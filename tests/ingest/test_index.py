@@ -7,16 +7,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from claude_lines import conversation, write_session
 from fakes import BagOfWordsEmbedder
+from support.claude import conversation, write_session
 
 from funes.ingest import IndexJob, index
-from funes.paths import AgentHomes
 from funes.redact import RuleScanner
 from funes.retrieval import recall
 from funes.settings import INDEX
 from funes.store import Store
-from funes.traces import discover
+from funes.traces import AgentHomes, discover
 
 PAIRS = [
     ("user", "Why does the checkout page time out under load?"),

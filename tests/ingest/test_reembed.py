@@ -6,21 +6,19 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from claude_lines import conversation, write_session
 from fakes import BagOfWordsEmbedder, RecordingEmbedder
+from support.claude import conversation, write_session
 
 from funes.chunks import EMBED_INPUT, LEGACY_EMBED_INPUT
 from funes.commands.index import IndexRequest, run_index
-from funes.commands.memory import parse_memory
-from funes.commands.runtime import Runtime
 from funes.commands.status import run_status
 from funes.ingest import IndexJob, index
 from funes.ingest.embed_input import stored_embedding_inputs
 from funes.ingest.reembed import chunks_owed, reembed
-from funes.paths import AgentHomes
+from funes.memory import Runtime, parse_memory
 from funes.redact import RuleScanner
 from funes.store import Store
-from funes.traces import discover
+from funes.traces import AgentHomes, discover
 
 PAIRS = [
     ("user", "Why does the checkout page time out under load?"),

@@ -13,11 +13,12 @@ import pytest
 from fakes import BagOfWordsEmbedder
 from support.claude import append_turns, session_path, stop_payload
 
-from funes.ingest import DrainReport, EntryError, IndexJob, Spool, SpoolEntry, claim_batch, process
+from funes.errors import EntryError
+from funes.ingest import DrainReport, IndexJob, Spool, SpoolEntry, claim_batch, process
 from funes.redact import default_scanner
 from funes.settings import SPOOL
 from funes.store import Store
-from funes.traces import Block, BlockType, Harness, ReadStats, Role, Turn, Unit
+from funes.traces import AGENTS, AgentHomes, Block, BlockType, Harness, ReadStats, Role, Turn, Unit
 from funes.traces.claude_code import ClaudeCodeSource
 
 REPO = Path(__file__).resolve().parents[2]
@@ -144,13 +145,6 @@ class ExplodingSource:
         return next(iter(self.units())) if payload.get("session_file") else None
 
 
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    s = Store.open(tmp_path / "memory.db")
-    yield s
-    s.close()
-
-
 def job_for(store: Store) -> IndexJob:
     return IndexJob(store=store, embedder=BagOfWordsEmbedder(), scanner=default_scanner())
 
@@ -171,7 +165,8 @@ def test_process_acks_only_entries_whose_unit_committed(tmp_path: Path, store: S
         spool,
         batch,
         job_for(store),
-        sources_for=lambda e: [claude] if e.agent == "claude_code" else [bad],
+        homes=AgentHomes(tmp_path, {Harness.CLAUDE_CODE: claude.home}),
+        agents={**AGENTS, Harness.PI: replace(AGENTS[Harness.PI], source=lambda home: bad)},
         params=QUICK,
         report=report,
     )
@@ -198,7 +193,7 @@ def test_entries_for_one_session_are_indexed_once(tmp_path: Path, store: Store) 
         spool,
         claim_batch(spool, report, limit=100),
         job_for(store),
-        sources_for=lambda e: [claude],
+        homes=AgentHomes(tmp_path, {Harness.CLAUDE_CODE: claude.home}),
         params=QUICK,
         report=report,
     )
@@ -219,7 +214,7 @@ def test_an_entry_that_names_nothing_sweeps_its_agent(tmp_path: Path, store: Sto
         spool,
         claim_batch(spool, report, limit=10),
         job_for(store),
-        sources_for=lambda e: [claude],
+        homes=AgentHomes(tmp_path, {Harness.CLAUDE_CODE: claude.home}),
         params=QUICK,
         report=report,
     )
@@ -237,7 +232,7 @@ def test_an_entry_for_an_unknown_agent_fails_without_sinking_the_batch(
         spool,
         claim_batch(spool, report, limit=10),
         job_for(store),
-        sources_for=lambda e: [],
+        homes=AgentHomes(tmp_path),
         params=replace(QUICK, max_attempts=1),
         report=report,
     )

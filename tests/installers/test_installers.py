@@ -15,15 +15,15 @@ import tomlkit
 from ruamel.yaml import YAML
 from support.claude import append_turns, session_path, stop_payload
 
-from funes.commands.agents import agent_harness, run_add, run_checks, run_remove
-from funes.commands.memory import parse_memory
+from funes.commands import run_add, run_remove
 from funes.commands.recall import RecallRequest, run_recall
-from funes.commands.runtime import Runtime
 from funes.commands.spool import run_drain
 from funes.commands.status import run_status
 from funes.errors import AgentError
 from funes.ingest import Spool, SpoolEntry
+from funes.memory import Runtime, parse_memory
 from funes.settings import SPOOL
+from funes.wiring import agent_harness, run_checks
 
 AGENTS = ("claude", "codex", "hermes", "pi")
 

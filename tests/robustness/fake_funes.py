@@ -31,9 +31,9 @@ from fakes import BagOfWordsEmbedder  # noqa: E402
 from numpy.typing import NDArray  # noqa: E402
 
 from funes.cli import cli  # noqa: E402
-from funes.commands.runtime import Runtime  # noqa: E402
 from funes.errors import FunesError  # noqa: E402
 from funes.inference import Embedder, ModelSpec, embedder_spec  # noqa: E402
+from funes.memory import Runtime  # noqa: E402
 
 
 class SlowBagOfWords(BagOfWordsEmbedder):

@@ -24,10 +24,9 @@ from fakes import BagOfWordsEmbedder
 from robust_support import claude_lines, run_fake_funes, scale
 
 from funes.ingest import IndexJob, IndexReport, index
-from funes.paths import AgentHomes
 from funes.redact import RuleScanner
 from funes.store import Store
-from funes.traces import ReadStats, TraceSource, Turn, Unit, discover
+from funes.traces import AgentHomes, ReadStats, TraceSource, Turn, Unit, discover
 
 SESSION = "6a1d2c3b-0000-4000-8000-00000000beef"
 PROJECT = "-home-dev-src-kilnbook"

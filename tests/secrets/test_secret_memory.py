@@ -19,13 +19,12 @@ from fakes import BagOfWordsEmbedder
 from secret_bench import NullScanner
 from secret_corpus import lookalike_cases, secret_cases, transcript_blocks, write_claude_session
 
-from funes.commands.memory import parse_memory
-from funes.commands.runtime import Runtime
 from funes.commands.scrub import gate_store
 from funes.commands.status import run_status
 from funes.ingest import IndexJob, index
 from funes.ingest.embed_input import stored_embedding_inputs
 from funes.ingest.scrub import scrub
+from funes.memory import Runtime, parse_memory
 from funes.redact import RULES_VERSION, default_scanner
 from funes.retrieval import get_turns, recall
 from funes.store import Store

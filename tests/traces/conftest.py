@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from trace_fixtures import FIXTURES, HERMES_LEGACY_SQL, HERMES_SQL, build_db
 
-from funes.paths import AgentHomes
+from funes.traces import AgentHomes, Harness
 
 
 @pytest.fixture
@@ -24,8 +24,10 @@ def homes(tmp_path: Path, hermes_home: Path) -> AgentHomes:
     """Agent homes over the committed fixtures (read-only) and the built Hermes home."""
     return AgentHomes(
         home=tmp_path,
-        claude=FIXTURES / "claude",
-        codex=FIXTURES / "codex",
-        pi=FIXTURES / "pi",
-        hermes=hermes_home,
+        dirs={
+            Harness.CLAUDE_CODE: FIXTURES / "claude",
+            Harness.CODEX: FIXTURES / "codex",
+            Harness.PI: FIXTURES / "pi",
+            Harness.HERMES: hermes_home,
+        },
     )

@@ -18,22 +18,30 @@ from trace_fixtures import (
     read_unit,
 )
 
-from funes.paths import AgentHomes
-from funes.traces import SOURCES, BlockType, Harness, Role, TraceSource, discover, sources_for_path
+from funes.traces import (
+    AGENTS,
+    AgentHomes,
+    BlockType,
+    Harness,
+    Role,
+    TraceSource,
+    discover,
+    sources_for_path,
+)
 from funes.traces.parquet import ParquetSource
 
 
 def source_for(harness: Harness, homes: AgentHomes) -> TraceSource:
     if harness is Harness.PARQUET:  # no default location: an import names its file
         return ParquetSource([PARQUET])
-    return SOURCES[harness].make(homes)
+    return AGENTS[harness].make(homes)
 
 
-ALL = pytest.mark.parametrize("harness", list(SOURCES), ids=[h.value for h in SOURCES])
+ALL = pytest.mark.parametrize("harness", list(AGENTS), ids=[h.value for h in AGENTS])
 
 
 def test_every_agent_and_the_parquet_import_are_registered() -> None:
-    assert set(SOURCES) == set(Harness)
+    assert set(AGENTS) == set(Harness)
 
 
 @ALL
@@ -101,13 +109,21 @@ def test_units_are_stamped_with_a_signature_and_their_harness(
 def test_discover_builds_one_source_per_registered_harness_and_filters_by_harness(
     homes: AgentHomes,
 ) -> None:
-    assert [s.harness for s in discover(homes)] == list(SOURCES)
+    assert [s.harness for s in discover(homes)] == list(AGENTS)
     only = discover(homes, Harness.PI)
     assert [s.harness for s in only] == [Harness.PI]
 
 
 def test_discover_over_missing_agent_homes_yields_no_units(tmp_path: Path) -> None:
-    empty = AgentHomes(tmp_path, tmp_path / "c", tmp_path / "x", tmp_path / "p", tmp_path / "h")
+    empty = AgentHomes(
+        tmp_path,
+        {
+            Harness.CLAUDE_CODE: tmp_path / "c",
+            Harness.CODEX: tmp_path / "x",
+            Harness.PI: tmp_path / "p",
+            Harness.HERMES: tmp_path / "h",
+        },
+    )
     for source in discover(empty):
         assert list(source.units()) == []
     assert not (tmp_path / "h" / "state.db").exists(), "a missing Hermes db is never created"

@@ -1,36 +1,25 @@
-"""`funes recall`, `funes get`, `funes status`: the read commands (agent format by default)."""
+"""`funes recall`: passages from past sessions, in the agent format (AGENTS.md)."""
 
 from __future__ import annotations
 
 import math
-import sys
 from dataclasses import replace
 
 import click
-from rich.console import Console
 
 from funes.cli.common import (
     BlockTypeType,
     HarnessType,
     err_console,
-    format_option,
     memory_option,
+    offline_option,
     pass_runtime,
-    wants_human,
 )
-from funes.commands.memory import parse_memory
-from funes.commands.recall import RecallRequest, run_get, run_recall
-from funes.commands.runtime import Runtime
-from funes.commands.status import run_status
+from funes.commands import RecallRequest, run_recall
+from funes.memory import Runtime, parse_memory
 from funes.render import agent as agent_render
 from funes.settings import RECALL
 from funes.traces import BlockType, Harness
-
-offline_option = click.option(
-    "--offline",
-    is_flag=True,
-    help="A remote memory: read its last cached commit, no network (also HF_HUB_OFFLINE=1).",
-)
 
 
 @click.command()
@@ -119,59 +108,3 @@ class _Null:
 
     def __exit__(self, *exc: object) -> None:
         return None
-
-
-@click.command()
-@click.argument("session_id")
-@click.argument("turn_id")
-@click.option(
-    "--window",
-    type=click.IntRange(min=0),
-    default=3,
-    show_default=True,
-    help="Turns shown on each side.",
-)
-@click.option("--highlight", default=None, help="Mark this text (human format only).")
-@memory_option
-@format_option
-@offline_option
-@pass_runtime
-def get(
-    rt: Runtime,
-    session_id: str,
-    turn_id: str,
-    window: int,
-    highlight: str | None,
-    memory: str | None,
-    fmt: str | None,
-    offline: bool,
-) -> None:
-    """Print a turn and the turns around it, blocks reassembled."""
-    rt.offline = rt.offline or offline
-    outcome = run_get(rt, parse_memory(memory, rt), session_id, turn_id, window=window)
-    if not outcome.turns:
-        click.echo(agent_render.not_found(outcome))
-        sys.exit(1)
-    if wants_human(fmt):
-        from funes.render import human
-
-        Console().print(human.get(outcome, highlight=highlight))
-    else:
-        click.echo(agent_render.get(outcome), nl=False)
-
-
-@click.command()
-@click.argument("memory", required=False)
-@format_option
-@offline_option
-@pass_runtime
-def status(rt: Runtime, memory: str | None, fmt: str | None, offline: bool) -> None:
-    """What the memory holds, what needs attention, and what to run next."""
-    rt.offline = rt.offline or offline
-    report = run_status(rt, parse_memory(memory, rt))
-    if wants_human(fmt):
-        from funes.render import human
-
-        Console().print(human.status(report))
-    else:
-        click.echo(agent_render.status(report), nl=False)

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from funes.commands.runtime import Runtime
+from funes.memory import Runtime
 
 
 def test_a_failed_reranker_download_is_remembered_and_reported(

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from hubfake import HubFake, Token
-from sessions import write_claude_session
+from support.claude import write_claude_session
 
 pytestmark = [pytest.mark.hub, pytest.mark.models]
 
@@ -241,9 +241,9 @@ def test_a_push_whose_every_chunk_holds_a_secret_publishes_nothing_and_exits_2(
 def _index_without_redaction(env: dict[str, str]) -> None:
     """Index as a funes whose rule set predates GitHub tokens (an empty rule set)."""
     script = (
-        "from funes.commands.runtime import Runtime\n"
+        "from funes.memory import Runtime\n"
         "from funes.commands.index import sources_for, IndexRequest\n"
-        "from funes.commands.memory import parse_memory, open_for_write\n"
+        "from funes.memory import parse_memory, open_for_write\n"
         "from funes.ingest import IndexJob, index\n"
         "from funes.redact import RuleScanner\n"
         "rt = Runtime.resolve()\n"

@@ -8,20 +8,20 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from funes.commands.memory import MemoryKind, as_push_target, parse_memory
-from funes.commands.runtime import Runtime
 from funes.errors import IncompatibleStore, UsageError
+from funes.memory import MemoryKind, Runtime, as_push_target, parse_memory
 from funes.remote import lance_export
-from funes.store.export import ExportRow
+from funes.store import StoredChunk
 
 
-def _rows(start: int, n: int, dim: int = 384) -> list[tuple[list[ExportRow], np.ndarray]]:
+def _rows(start: int, n: int, dim: int = 384) -> list[tuple[list[StoredChunk], np.ndarray]]:
     rng = np.random.default_rng(start)
     out = []
     for s in range(start, start + n, 100):
         m = min(100, start + n - s)
         rows = [
-            ExportRow(
+            StoredChunk(
+                i,
                 f"{i:016x}",
                 f"row {i} about topic{i % 7} and word{i}",
                 "s1",

@@ -1,4 +1,4 @@
-"""`funes add <agent>` and `funes remove <agent>`: wire funes into an agent, or take it out.
+"""Running the agents' installers: load one, build its context, call it, report its checks.
 
 The per-agent work lives in the top-level `installers/` folder (shipped in the wheel as
 `funes/_bundled/installers`). funes loads those modules from that path at run time, as the
@@ -13,24 +13,16 @@ import importlib
 import importlib.util
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from funes.commands.memory import MemoryKind, parse_memory
-from funes.commands.runtime import Runtime
 from funes.errors import AgentError, UsageError
+from funes.memory import MemoryKind, Runtime, parse_memory
 from funes.paths import PRIVATE_FILE, bundled, ensure_private_dir
 from funes.settings import DEFAULT_RERANKER
-from funes.traces import Harness
+from funes.traces import AGENTS, Harness, installable
 
 PACKAGE = "_funes_installers"
-MODULES = {
-    Harness.CLAUDE_CODE: "claude_code",
-    Harness.CODEX: "codex",
-    Harness.PI: "pi",
-    Harness.HERMES: "hermes",
-}
 
 
 @dataclass(slots=True)
@@ -61,11 +53,9 @@ def agent_harness(name: str) -> Harness:
         harness = Harness.parse(name)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    if harness not in MODULES:
-        raise UsageError(
-            f"funes cannot be added to {name!r}", hint="agents: claude, codex, pi, hermes"
-        )
-    assert harness is not None
+    if harness is None or AGENTS[harness].installer is None:
+        names = ", ".join(agent.name for agent in installable())
+        raise UsageError(f"funes cannot be added to {name!r}", hint=f"agents: {names}")
     return harness
 
 
@@ -81,17 +71,7 @@ def installer(harness: Harness) -> ModuleType:
         package = importlib.util.module_from_spec(spec)
         sys.modules[PACKAGE] = package
         spec.loader.exec_module(package)
-    return importlib.import_module(f"{PACKAGE}.{MODULES[harness]}")
-
-
-def agent_home(rt: Runtime, harness: Harness) -> Path:
-    homes = rt.homes
-    return {
-        Harness.CLAUDE_CODE: homes.claude,
-        Harness.CODEX: homes.codex,
-        Harness.PI: homes.pi,
-        Harness.HERMES: homes.hermes,
-    }[harness]
+    return importlib.import_module(f"{PACKAGE}.{AGENTS[harness].installer}")
 
 
 def context(rt: Runtime, harness: Harness, memory: str | None = None) -> Any:
@@ -106,7 +86,7 @@ def context(rt: Runtime, harness: Harness, memory: str | None = None) -> Any:
         elif ref.kind is MemoryKind.REMOTE:
             bound = ref.label
     return make_context(
-        agent_home=agent_home(rt, harness),
+        agent_home=rt.homes.of(harness),
         user_home=rt.homes.home,
         python=sys.executable,
         hook=rt.paths.installed_hook,
@@ -152,7 +132,7 @@ def install_hook_script(rt: Runtime) -> bool:
     return True
 
 
-def _call(harness: Harness, verb: str, ctx: Any) -> Any:
+def call(harness: Harness, verb: str, ctx: Any) -> Any:
     module = installer(harness)
     try:
         return getattr(module, verb)(ctx)
@@ -162,40 +142,12 @@ def _call(harness: Harness, verb: str, ctx: Any) -> Any:
         raise AgentError(f"cannot update {harness.agent_name}'s configuration: {exc}") from None
 
 
-def run_add(rt: Runtime, harness: Harness, memory: str | None = None) -> AgentChanges:
-    """Install funes' hooks and MCP server into an agent. Idempotent. Raises AgentError."""
-    result = AgentChanges(harness.agent_name, hook_installed=install_hook_script(rt))
-    done = _call(harness, "install", context(rt, harness, memory))
-    result.changed, result.warnings, result.notes = (
-        list(done.changed),
-        list(done.warnings),
-        list(done.notes),
-    )
-    return result
-
-
-def run_remove(rt: Runtime, harness: Harness) -> AgentChanges:
-    """Take out exactly what `add` put in. Never touches the memory or any transcript."""
-    done = _call(harness, "uninstall", context(rt, harness))
-    result = AgentChanges(
-        harness.agent_name, list(done.changed), list(done.warnings), list(done.notes)
-    )
-    if not any(check.hooks for check in run_checks(rt)):
-        hook = rt.paths.installed_hook
-        if hook.exists():
-            hook.unlink()
-            result.changed.append(str(hook))
-        if hook.parent.is_dir() and not any(hook.parent.iterdir()):
-            hook.parent.rmdir()
-    return result
-
-
 def run_checks(rt: Runtime) -> list[AgentCheck]:
     """Every agent's wiring state (never raises: a broken config becomes a warning)."""
     out = []
-    for harness in MODULES:
+    for harness in (agent.harness for agent in installable()):
         try:
-            check = _call(harness, "check", context(rt, harness))
+            check = call(harness, "check", context(rt, harness))
         except (AgentError, FileNotFoundError) as exc:
             out.append(AgentCheck(harness.agent_name, False, False, [str(exc)]))
             continue

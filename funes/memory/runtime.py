@@ -27,8 +27,9 @@ from funes.inference import (
     load_reranker,
     reranker_spec,
 )
-from funes.paths import AgentHomes, Paths
+from funes.paths import Paths
 from funes.settings import DEFAULT_EMBEDDER, REMOTE, ModelChoice, RemoteParams, hub_offline
+from funes.traces import AgentHomes
 
 RERANKER_RETRY_S = 24 * 3600.0  # after a failed reranker download, try again this much later
 

@@ -7,15 +7,15 @@ import threading
 from pathlib import Path
 
 import pytest
-from sessions import write_claude_session
+from support.claude import write_claude_session
 
+from funes.commands.get import run_get
 from funes.commands.index import IndexRequest, run_index
-from funes.commands.memory import MemoryKind, parse_memory
 from funes.commands.push import PushRequest, run_push
-from funes.commands.recall import RecallRequest, run_get, run_recall
-from funes.commands.runtime import Runtime
+from funes.commands.recall import RecallRequest, run_recall
 from funes.commands.status import run_status
 from funes.errors import PushRefused, RemoteError, UsageError
+from funes.memory import MemoryKind, Runtime, parse_memory
 from funes.paths import Paths
 from funes.redact import Finding, RuleScanner
 from funes.remote import lance_export

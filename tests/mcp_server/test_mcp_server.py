@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from claude_sessions import SESSION_ID, index_into_local_memory, write_claude_session
+from support.claude import CWD, SESSION_ID, index_into_local_memory, write_claude_session
 
 import funes
 
@@ -175,7 +175,7 @@ def server(funes_env: dict[str, str]):
 
 @pytest.fixture
 def indexed_memory(tmp_path: Path) -> dict[str, Any]:
-    written = write_claude_session(tmp_path / "transcripts" / "projects")
+    written = write_claude_session(tmp_path / "transcripts", session_id=SESSION_ID, cwd=CWD)
     assert index_into_local_memory(written.path) > 0
     return {"session_id": written.session_id, "turn_ids": written.turn_ids}
 
@@ -552,16 +552,16 @@ def test_lines_the_sdk_never_answers_do_not_hold_the_exit_at_eof(
     ],
 )
 def test_recall_arguments_are_checked_before_the_memory_is_opened(arguments, message) -> None:
-    from funes.commands.runtime import Runtime
     from funes.mcp_server import Tools
+    from funes.memory import Runtime
 
     reply = Tools(Runtime.resolve()).call("recall", arguments)
     assert reply.is_error and message in reply.text
 
 
 def test_numbers_sent_as_strings_are_accepted() -> None:
-    from funes.commands.runtime import Runtime
     from funes.mcp_server import Tools
+    from funes.memory import Runtime
 
     reply = Tools(Runtime.resolve()).call("recall", {"query": "x", "k": "3"})
     assert reply.is_error and "no memory yet" in reply.text  # got past the arguments

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from funes.commands.recall import GetOutcome, RecallOutcome
+from funes.commands.get import GetOutcome
+from funes.commands.recall import RecallOutcome
 from funes.render import agent
 from funes.retrieval import Hit, RecallResult, TurnView
 from funes.store import StoredChunk

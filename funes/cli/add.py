@@ -1,18 +1,15 @@
-"""`funes add <agent> [memory]`, `funes remove <agent>`: index every turn automatically."""
+"""`funes add <agent> [memory]`: index every turn automatically."""
 
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import click
-from rich.console import Console
 
-from funes.cli.common import err_console, pass_runtime
-from funes.commands.agents import AgentChanges, agent_harness, run_add, run_remove
-from funes.commands.index import IndexRequest, run_index
-from funes.commands.memory import MemoryKind, parse_memory
-from funes.commands.runtime import Runtime
+from funes.cli.common import err_console, pass_runtime, report_changes
+from funes.commands import IndexRequest, run_add, run_index
+from funes.memory import MemoryKind, Runtime, parse_memory
+from funes.wiring import agent_harness
 
 
 @click.command()
@@ -35,7 +32,7 @@ def add(rt: Runtime, agent: str, memory: str | None, yes: bool, no_index: bool) 
     harness = agent_harness(agent)
     console = err_console()
     changes = run_add(rt, harness, memory)
-    _report(console, changes, verb="added to")
+    report_changes(console, changes, verb="added to")
     if no_index:
         return
     ref = parse_memory(memory, rt) if memory else parse_memory(None, rt)
@@ -57,27 +54,3 @@ def add(rt: Runtime, agent: str, memory: str | None, yes: bool, no_index: bool) 
         f"indexed {r.chunks_written} chunks from {r.units_indexed} sessions into {outcome.memory}",
         highlight=False,
     )
-
-
-@click.command()
-@click.argument("agent")
-@pass_runtime
-def remove(rt: Runtime, agent: str) -> None:
-    """Take funes out of AGENT's configuration (the memory and transcripts stay)."""
-    changes = run_remove(rt, agent_harness(agent))
-    _report(err_console(), changes, verb="removed from")
-
-
-def _report(console: Console, changes: AgentChanges, *, verb: str) -> None:
-    if changes.changed:
-        console.print(f"funes {verb} {changes.agent}:", highlight=False)
-        for path in changes.changed:
-            console.print(
-                f"  {'updated' if Path(path).exists() else 'removed'} {path}", highlight=False
-            )
-    else:
-        console.print(f"{changes.agent}: nothing to change", highlight=False)
-    for warning in changes.warnings:
-        console.print(f"  [yellow]warning[/]: {warning}", highlight=False)
-    for note in changes.notes:
-        console.print(f"  note: {note}", highlight=False)

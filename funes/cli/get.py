@@ -1,0 +1,52 @@
+"""`funes get <session> <turn>`: a turn and the turns around it."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+from rich.console import Console
+
+from funes.cli.common import format_option, memory_option, offline_option, pass_runtime, wants_human
+from funes.commands import run_get
+from funes.memory import Runtime, parse_memory
+from funes.render import agent as agent_render
+
+
+@click.command()
+@click.argument("session_id")
+@click.argument("turn_id")
+@click.option(
+    "--window",
+    type=click.IntRange(min=0),
+    default=3,
+    show_default=True,
+    help="Turns shown on each side.",
+)
+@click.option("--highlight", default=None, help="Mark this text (human format only).")
+@memory_option
+@format_option
+@offline_option
+@pass_runtime
+def get(
+    rt: Runtime,
+    session_id: str,
+    turn_id: str,
+    window: int,
+    highlight: str | None,
+    memory: str | None,
+    fmt: str | None,
+    offline: bool,
+) -> None:
+    """Print a turn and the turns around it, blocks reassembled."""
+    rt.offline = rt.offline or offline
+    outcome = run_get(rt, parse_memory(memory, rt), session_id, turn_id, window=window)
+    if not outcome.turns:
+        click.echo(agent_render.not_found(outcome))
+        sys.exit(1)
+    if wants_human(fmt):
+        from funes.render import human
+
+        Console().print(human.get(outcome, highlight=highlight))
+    else:
+        click.echo(agent_render.get(outcome), nl=False)

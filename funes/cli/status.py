@@ -1,0 +1,28 @@
+"""`funes status [memory]`: what the memory holds and what to run next."""
+
+from __future__ import annotations
+
+import click
+from rich.console import Console
+
+from funes.cli.common import format_option, offline_option, pass_runtime, wants_human
+from funes.commands import run_status
+from funes.memory import Runtime, parse_memory
+from funes.render import agent as agent_render
+
+
+@click.command()
+@click.argument("memory", required=False)
+@format_option
+@offline_option
+@pass_runtime
+def status(rt: Runtime, memory: str | None, fmt: str | None, offline: bool) -> None:
+    """What the memory holds, what needs attention, and what to run next."""
+    rt.offline = rt.offline or offline
+    report = run_status(rt, parse_memory(memory, rt))
+    if wants_human(fmt):
+        from funes.render import human
+
+        Console().print(human.status(report))
+    else:
+        click.echo(agent_render.status(report), nl=False)

@@ -1,0 +1,40 @@
+"""`funes get`: a turn and the turns around it, blocks reassembled (never printed here)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from funes.errors import UsageError
+from funes.memory import MemoryRef, Runtime, open_memory
+from funes.retrieval import TurnView, get_turns
+from funes.traces import printable
+
+
+@dataclass(slots=True)
+class GetOutcome:
+    turns: list[TurnView]
+    session_id: str
+    turn_id: str
+    memory: str
+
+
+def run_get(
+    rt: Runtime, memory: MemoryRef, session_id: str, turn_id: str, *, window: int
+) -> GetOutcome:
+    """The turn and its neighbours in the session (empty `turns` when the turn is absent).
+
+    Raises UsageError for a blank session or turn id (before anything is opened).
+    """
+    if not session_id.strip() or not turn_id.strip():
+        raise UsageError(
+            "get needs a session id and a turn id",
+            hint="copy the `→ get` line of a recall hit: funes get <session> <turn>",
+        )
+    # ids are stored `printable`; one pasted raw (or with argv bytes not UTF-8) matches too
+    session_id, turn_id = printable(session_id), printable(turn_id)
+    opened = open_memory(rt, memory)
+    try:
+        turns = get_turns(opened.store, session_id, turn_id, window=window)
+        return GetOutcome(turns, session_id, turn_id, opened.label)
+    finally:
+        opened.close()

@@ -1,0 +1,23 @@
+"""`funes remove <agent>`: take out exactly what `funes add` put in (never the memory)."""
+
+from __future__ import annotations
+
+from funes.memory import Runtime
+from funes.traces import Harness
+from funes.wiring import AgentChanges, call, context, run_checks
+
+
+def run_remove(rt: Runtime, harness: Harness) -> AgentChanges:
+    """Take out exactly what `add` put in. Never touches the memory or any transcript."""
+    done = call(harness, "uninstall", context(rt, harness))
+    result = AgentChanges(
+        harness.agent_name, list(done.changed), list(done.warnings), list(done.notes)
+    )
+    if not any(check.hooks for check in run_checks(rt)):
+        hook = rt.paths.installed_hook
+        if hook.exists():
+            hook.unlink()
+            result.changed.append(str(hook))
+        if hook.parent.is_dir() and not any(hook.parent.iterdir()):
+            hook.parent.rmdir()
+    return result

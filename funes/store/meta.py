@@ -1,0 +1,58 @@
+"""The memory's `meta` table and how vectors are encoded for it.
+
+`meta` records the embedding model a memory was built with (`embedding_model`,
+`embedding_dim`), how its vectors are stored (`vector_element`, `vector_scale`), the recipe
+of what was embedded (`embedding_input`) and the progress of an in-place re-embedding
+(`reembed_target`, `reembed_upto`). Values are bound, never formatted into SQL.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+# int8 vectors: component × VECTOR_SCALE, rounded and clipped to ±127. Unit vectors of
+# 384-d sentence embedders have components within about ±0.3, so 400 keeps ~7 bits.
+VECTOR_SCALE = 400.0
+DEFAULT_VECTOR_ELEMENT = "int8"
+
+
+def now_utc() -> str:
+    """The current time as stored (ISO-8601 UTC, seconds)."""
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def read(raw: Any) -> dict[str, str]:
+    """Every meta key and value ({} where the table does not exist yet)."""
+    try:
+        return {k: v for k, v in raw.execute("select key, value from meta")}
+    except Exception:
+        return {}
+
+
+def put(raw: Any, items: Iterable[tuple[str, str]]) -> None:
+    """Insert or replace meta keys (inside the caller's transaction)."""
+    for key, value in items:
+        raw.execute("insert or replace into meta (key, value) values (?, ?)", (key, value))
+
+
+def drop(raw: Any, keys: Iterable[str]) -> None:
+    """Delete meta keys (inside the caller's transaction)."""
+    for key in keys:
+        raw.execute("delete from meta where key = ?", (key,))
+
+
+def vector_bytes(vectors: NDArray[np.float32], *, element: str | None, scale: float) -> list[bytes]:
+    """One blob per row of `vectors` (shape (n, dim)): int8 components × `scale`, rounded and
+    clipped to ±127, when `element` is int8; float32 otherwise."""
+    import numpy as np
+
+    if element == "int8":
+        q = np.clip(np.rint(vectors * scale), -127, 127).astype(np.int8)
+        return [row.tobytes() for row in q]
+    return [row.astype(np.float32).tobytes() for row in vectors]

@@ -1,0 +1,343 @@
+"""`Store`: one open memory file, the object the rest of funes reads and writes through.
+
+A thin owner of the connection: it opens (creating and migrating) the file, holds the writer
+lock and the transactions, and keeps the meta it read; the SQL it runs lives beside it in
+queries.py (reads), writes.py (writes), redaction.py (rewrites), meta.py and schema.py.
+Vectors arrive as arrays; the store never loads a model and never parses a transcript.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from funes.chunks import Chunk, prompt_context
+from funes.errors import IncompatibleStore, StoreError
+from funes.store import queries, redaction, writes
+from funes.store.db import Connection, connect, open_hint
+from funes.store.handle import reads
+from funes.store.lock import writer_lock
+from funes.store.meta import VECTOR_SCALE, now_utc
+from funes.store.provenance import Keys
+from funes.store.queries import NO_FILTERS, Filters
+from funes.store.rows import StoredChunk, StoreState, StoreStats, UnitRecord
+from funes.store.schema import SCHEMA_VERSION, migrate, upgrade
+from funes.store.upkeep import RedactionUpkeep
+from funes.traces import printable
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+
+class Store(RedactionUpkeep):
+    """An open memory. Not thread-safe: one Store per thread or process (`reader()` gives a
+    second thread its own)."""
+
+    # -- opening -------------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, path: Path, *, readonly: bool = False, lock_path: Path | None = None) -> Store:
+        """Open (creating and migrating when writable) the memory at `path`.
+
+        Raises:
+            StoreError: the file is not a SQLite database, or is damaged.
+            IncompatibleStore: written by a newer funes.
+        """
+        if readonly and not path.exists():
+            raise StoreError(f"no memory at {path}", hint="run `funes index` first")
+        conn: Connection | None = None
+        try:
+            conn = connect(path, readonly=readonly)
+            if readonly:
+                version = int(conn.raw.execute("pragma user_version").fetchone()[0])
+                if version > SCHEMA_VERSION:
+                    raise IncompatibleStore(
+                        f"{path} has schema version {version}; this funes knows {SCHEMA_VERSION}",
+                        hint="upgrade funes",
+                    )
+                if 0 < version < SCHEMA_VERSION:
+                    # Written by an older funes: upgrade it in place once, then read.
+                    conn.close()
+                    conn = None
+                    upgrade(path)
+                    conn = connect(path, readonly=True)
+                    version = SCHEMA_VERSION
+            else:
+                version = migrate(conn.raw)
+        except BaseException as exc:
+            if conn is not None:
+                conn.close()  # a failed open leaves no handle on the file
+            if isinstance(exc, StoreError) or not isinstance(exc, Exception):
+                raise
+            raise StoreError(
+                f"cannot open memory {path}: {exc}", hint=open_hint(exc, path)
+            ) from exc
+        lock = lock_path if lock_path is not None else path.with_suffix(".lock")
+        return cls(path, conn, lock_path=lock, has_schema=version > 0)
+
+    def close(self) -> None:
+        if isinstance(self._reader, Store):
+            self._reader.close()
+        self._reader = False
+        self._conn.close()
+
+    def reader(self) -> Store | None:
+        """A second, read-only Store on this memory's file, for one query at a time in another
+        thread while this Store runs another (recall's BM25 leg beside its vector leg).
+
+        Opened on the first call, reused after (a warm MCP server pays the open once), closed
+        with this Store. It reads only committed data, as this Store does between its own
+        transactions, and WAL readers do not block each other. None where a second connection
+        cannot be opened: an in-memory database, a file without funes' schema, or an open that
+        fails (then not retried); the caller runs its queries here, one after another.
+        """
+        if self._reader is None:
+            self._reader = self._open_reader()
+        return self._reader if isinstance(self._reader, Store) else None
+
+    def _open_reader(self) -> Store | bool:
+        if str(self.path) == ":memory:" or not self._has_schema:
+            return False
+        try:
+            conn = connect(self.path, readonly=True)
+        except self._conn.module.Error:
+            return False
+        sibling = Store(self.path, conn, lock_path=None)
+        sibling._reader = False
+        return sibling
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- writing -------------------------------------------------------------------------
+
+    @contextmanager
+    def writing(self, *, wait_s: float = 0.0) -> Iterator[Store]:
+        """Hold the memory's single-writer lock. Raises StoreLocked when it is taken."""
+        if self._lock_path is None:
+            yield self
+            return
+        with writer_lock(self._lock_path, wait_s=wait_s):
+            yield self
+
+    def existing_ids(self, ids: Sequence[str]) -> set[str]:
+        """The subset of chunk `ids` already stored."""
+        return writes.existing_ids(self._raw, ids)
+
+    def add(
+        self,
+        chunks: Sequence[Chunk],
+        vectors: NDArray[np.float32] | None,
+        *,
+        redaction_version: int = 0,
+    ) -> int:
+        """Store chunks (and their vectors, row i ↔ chunks[i]) in one transaction.
+
+        Chunks whose id is already stored are skipped. Returns how many were written.
+        """
+        if not chunks:
+            return 0
+        blobs = (
+            self._vector_bytes(vectors)
+            if vectors is not None and self._conn.vectors and self.model_id
+            else None
+        )
+        written = 0
+        floor = (
+            redaction.floor(self._raw) if self.state() is StoreState.READY else redaction_version
+        )
+        lowered = False
+        with self._tx():
+            if self.state() is StoreState.EMPTY:
+                redaction.set_floor(self._raw, redaction_version)
+            keys = Keys(self._raw)
+            for i, c in enumerate(chunks):
+                rowid = writes.insert_chunk(self._raw, keys, c, redaction_version=redaction_version)
+                if rowid is None:
+                    continue
+                written += 1
+                lowered = lowered or redaction_version < floor
+                if blobs is not None:
+                    self._insert_vector(rowid, blobs[i], c.harness.value, c.block_type.value)
+            if lowered:
+                redaction.set_floor(self._raw, redaction_version)
+        return written
+
+    def chunks_without_vectors(self, *, limit: int) -> list[tuple[int, str, str, str]]:
+        """(rowid, text, harness, block_type) of up to `limit` chunks that have no vector."""
+        if not self._conn.vectors or self.model_id is None:
+            return []
+        return queries.chunks_without_vectors(self._raw, limit=limit)
+
+    def add_vectors(
+        self, rows: Sequence[tuple[int, str, str, str]], vectors: NDArray[np.float32]
+    ) -> None:
+        """Store vectors for chunks listed by `chunks_without_vectors` (row i ↔ vectors[i])."""
+        blobs = self._vector_bytes(vectors)
+        with self._tx():
+            for (rowid, _, harness, block_type), blob in zip(rows, blobs, strict=True):
+                self._insert_vector(rowid, blob, harness, block_type)
+
+    @reads
+    def unit(self, key: str) -> UnitRecord | None:
+        if not self._has_schema:
+            return None
+        row = queries.unit(self._raw, printable(key))
+        return None if row is None else UnitRecord(*row)
+
+    def record_unit(
+        self, key: str, *, harness: str, signature: str | None, level: int, turns: int, chunks: int
+    ) -> None:
+        """Remember that `key` was indexed up to tier `level` at `signature`.
+
+        Keys are stored `printable` (a file name that is not UTF-8 still binds); `unit()`
+        looks them up the same way."""
+        with self._tx():
+            writes.upsert_unit(
+                self._raw,
+                printable(key),
+                harness=harness,
+                signature=signature,
+                level=level,
+                indexed_at=now_utc(),
+                turns=turns,
+                chunks=chunks,
+            )
+
+    # -- reading -------------------------------------------------------------------------
+
+    @reads
+    def state(self) -> StoreState:
+        if not self._has_schema:
+            return StoreState.EMPTY
+        return StoreState.READY if queries.has_chunks(self._raw) else StoreState.EMPTY
+
+    @reads
+    def lexical(
+        self, query: str, *, k: int, filters: Filters = NO_FILTERS
+    ) -> list[tuple[int, float]]:
+        """(rowid, bm25) best first; BM25 over FTS5, lower bm25 = better."""
+        return queries.lexical(self._raw, query, k=k, filters=filters)
+
+    @reads
+    def semantic(
+        self, vector: NDArray[np.float32], *, k: int, filters: Filters = NO_FILTERS
+    ) -> list[tuple[int, float]]:
+        """(rowid, distance) nearest first; [] when this memory or process has no vectors."""
+        if not self._conn.vectors or self.model_id is None:
+            return []
+        blob = self._vector_bytes(vector.reshape(1, -1))[0]
+        return queries.semantic(
+            self._raw, blob, element=self.vector_element or "float", k=k, filters=filters
+        )
+
+    @reads
+    def document_frequencies(self, terms: Sequence[str]) -> tuple[int, list[int]]:
+        """(chunks in the memory, chunks FTS5 matches each term in), for IDF weights."""
+        return queries.document_frequencies(self._raw, list(terms))
+
+    @reads
+    def vectors(self, rowids: Sequence[int]) -> dict[int, NDArray[np.float32]]:
+        """The stored vector of each chunk as float32 (int8 vectors divided by their scale, so
+        unit vectors come back unit within rounding), keyed by rowid; {} without vectors."""
+        import numpy as np
+
+        if not self._conn.vectors or self.model_id is None or not rowids:
+            return {}
+        blobs = queries.vectors_by_rowids(self._raw, list(rowids))
+        if self.vector_element == "int8":
+            scale = np.float32(float(self._meta.get("vector_scale", VECTOR_SCALE)))
+            return {
+                r: np.frombuffer(b, np.int8).astype(np.float32) / scale for r, b in blobs.items()
+            }
+        return {r: np.frombuffer(b, np.float32).copy() for r, b in blobs.items()}
+
+    @reads
+    def turn_chunks(self, session_id: str, seqs: Sequence[int]) -> list[StoredChunk]:
+        """Every chunk of the turns at `seqs` of a session, in position order."""
+        rows = queries.turn_chunk_rows(self._raw, session_id=session_id, seqs=sorted(set(seqs)))
+        return [StoredChunk.from_row(r) for r in rows]
+
+    @reads
+    def session_outline(self, session_id: str, low: int, high: int) -> list[tuple[int, bool]]:
+        """(seq, holds a user prompt) of each turn of a session with low ≤ seq ≤ high."""
+        return queries.session_outline(self._raw, session_id=session_id, low=low, high=high)
+
+    @reads
+    def fetch(self, rowids: Sequence[int]) -> dict[int, StoredChunk]:
+        return {
+            r: StoredChunk.from_row(row)
+            for r, row in queries.by_rowids(self._raw, list(rowids)).items()
+        }
+
+    @reads
+    def block_keys(self, rowids: Sequence[int]) -> dict[int, tuple[str, str, int]]:
+        """(session_id, turn_id, block_idx) of each chunk, keyed by rowid (missing are absent)."""
+        return queries.block_keys(self._raw, list(rowids))
+
+    @reads
+    def prompts_before(
+        self, chunks: Sequence[StoredChunk], *, pending: Mapping[int, str] | None = None
+    ) -> dict[int, str]:
+        """For each chunk (by rowid), the embedding context of the latest user prompt at or
+        before its turn in its session (funes.chunks.prompt_context); absent when none.
+        `pending`: texts about to replace stored ones (rowid → text), used for the prompt."""
+        out: dict[int, str] = {}
+        for c in chunks:
+            found = queries.prompt_before(self._raw, session_id=c.session_id, seq=c.seq)
+            if found is not None:
+                rowid, text = found
+                out[c.rowid] = prompt_context((pending or {}).get(rowid, text))
+        return out
+
+    @reads
+    def neighbors(self, chunk: StoredChunk, n: int) -> list[StoredChunk]:
+        """Up to n chunks before and n after `chunk` in its session, in session order."""
+        if n <= 0:
+            return []
+        rows = queries.adjacent(
+            self._raw,
+            session_id=chunk.session_id,
+            position=(chunk.seq, chunk.block_idx, chunk.split_idx),
+            n=n,
+        )
+        return [StoredChunk.from_row(r) for r in rows]
+
+    @reads
+    def turns_around(self, session_id: str, turn_id: str, window: int) -> list[StoredChunk]:
+        """Chunks of the turn and of the `window` turns on each side, in order ([] when absent)."""
+        seq = queries.turn_seq(self._raw, session_id=session_id, turn_id=turn_id)
+        if seq is None:
+            return []
+        rows = queries.turns_window(
+            self._raw, session_id=session_id, seq=seq, window=max(window, 0)
+        )
+        return [StoredChunk.from_row(r) for r in rows]
+
+    @reads
+    def stats(self) -> StoreStats:
+        size = sum(
+            p.stat().st_size for p in (self.path, Path(str(self.path) + "-wal")) if p.exists()
+        )
+        if not self._has_schema:
+            return StoreStats(0, 0, {}, None, None, self._conn.vectors, None, 0, size)
+        per = queries.per_harness(self._raw)
+        total_chunks = sum(c for _, c in per.values())
+        sessions, last, units = queries.totals(self._raw)
+        return StoreStats(
+            chunks=total_chunks,
+            sessions=sessions,
+            per_harness=per,
+            last_indexed=last,
+            model_id=self.model_id,
+            vectors=self._conn.vectors,
+            vector_element=self.vector_element,
+            units=units,
+            file_bytes=size,
+        )

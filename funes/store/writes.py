@@ -1,0 +1,96 @@
+"""The write statements: chunks, their vectors, units. Bound parameters only.
+
+Each function runs inside a transaction the caller (`Store`) opened; none commits. Reads live
+in queries.py, redaction rewrites in redaction.py, the schema in schema.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from funes.chunks import Chunk
+from funes.store.provenance import Keys
+
+
+def existing_ids(raw: Any, ids: Sequence[str]) -> set[str]:
+    """The subset of chunk `ids` already stored (looked up 500 at a time)."""
+    found: set[str] = set()
+    for start in range(0, len(ids), 500):
+        part = list(ids[start : start + 500])
+        marks = ",".join("?" * len(part))
+        found.update(
+            r[0] for r in raw.execute(f"select id from chunks where id in ({marks})", part)
+        )
+    return found
+
+
+def insert_chunk(raw: Any, keys: Keys, chunk: Chunk, *, redaction_version: int) -> int | None:
+    """Insert one chunk unless its id is stored; its rowid when written, else None."""
+    c = chunk
+    origin = (
+        c.harness.value, c.workdir, c.cwd, c.git_branch, c.host, c.source_path,
+        c.parent_session_id,
+    )  # fmt: skip
+    cur = raw.execute(
+        """insert or ignore into chunks (id, text, session, turn_id, parent_id, seq, ts,
+           role, block_type, block_idx, split_idx, tool_name, origin, scaffold,
+           redaction_version)
+           values (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
+        (
+            c.id,
+            c.text,
+            keys.session(c.session_id),
+            c.turn_id,
+            c.parent_id,
+            c.seq,
+            c.ts,
+            c.role.value,
+            c.block_type.value,
+            c.block_idx,
+            c.split_idx,
+            c.tool_name,
+            keys.origin(origin),
+            int(c.scaffold),
+            redaction_version,
+        ),
+    )
+    return int(cur.lastrowid) if cur.rowcount == 1 else None
+
+
+def insert_vector(
+    raw: Any, rowid: int, blob: bytes, *, harness: str, block_type: str, element: str | None
+) -> None:
+    """Store the vector of chunk `rowid` (its facets are the vec0 metadata columns)."""
+    wrap = "vec_int8(?)" if element == "int8" else "?"
+    raw.execute(
+        f"insert into chunks_vec (rowid, embedding, harness, block_type) values (?, {wrap}, ?, ?)",
+        (rowid, blob, harness, block_type),
+    )
+
+
+def delete_vector(raw: Any, rowid: int) -> None:
+    raw.execute("delete from chunks_vec where rowid = ?", (rowid,))
+
+
+def upsert_unit(
+    raw: Any,
+    key: str,
+    *,
+    harness: str,
+    signature: str | None,
+    level: int,
+    indexed_at: str,
+    turns: int,
+    chunks: int,
+) -> None:
+    """Record unit `key` at `signature` and tier `level`; its chunk count accumulates."""
+    raw.execute(
+        """insert into units (key, harness, signature, level, indexed_at, turns, chunks)
+           values (?, ?, ?, ?, ?, ?, ?)
+           on conflict (key) do update set harness = excluded.harness,
+           signature = excluded.signature, level = excluded.level,
+           indexed_at = excluded.indexed_at, turns = excluded.turns,
+           chunks = units.chunks + excluded.chunks""",
+        (key, harness, signature, level, indexed_at, turns, chunks),
+    )
