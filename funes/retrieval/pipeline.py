@@ -236,7 +236,9 @@ def _evidence_recall(
         for t in turns
     ]
     clock.lap("neighbors")
-    return RecallResult(hits, notes, clock.timings, reranked, ranking.support, supported)
+    return RecallResult(
+        hits, notes, clock.timings, reranked, ranking.support, supported, params.min_support
+    )
 
 
 def _lexical(

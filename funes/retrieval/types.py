@@ -37,6 +37,7 @@ class RecallResult:
     reranked: bool = False
     support: float | None = None
     supported: bool = True
+    min_support: float | None = None  # the threshold `supported` was decided with
 
 
 @dataclass(frozen=True, slots=True)
