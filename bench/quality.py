@@ -37,7 +37,8 @@ def pipelines(base: RecallParams = RECALL) -> list[Pipeline]:
     """The compared pipelines, cheapest first; the last one is funes' default.
 
     `bm25`, `vector`, `hybrid_rrf`: the legs' fused (RRF) order, turn by turn, as funes ranked
-    before evidence scoring. `lexical_evidence`: the default pipeline in a memory without
+    before evidence scoring; `before`: that order with recency (30-day half-life, floor 0.9),
+    funes' default up to commit 4190960, the figures issue 14 started from. `lexical_evidence`: the default pipeline in a memory without
     vectors (BM25 leg only). `hybrid_rerank`: the default with the cross-encoder (only where
     its weights load). `default`: funes' RECALL as it is (evidence scoring; rerank when a
     reranker exists)."""
@@ -47,6 +48,8 @@ def pipelines(base: RecallParams = RECALL) -> list[Pipeline]:
         Pipeline("bm25", replace(fused, legs=(Leg.BM25,))),
         Pipeline("vector", replace(fused, legs=(Leg.VECTOR,))),
         Pipeline("hybrid_rrf", replace(fused, legs=(Leg.BM25, Leg.VECTOR))),
+        # funes' default up to 4190960: the fused order with a 30-day half-life floored at 0.9
+        Pipeline("before", replace(fused, half_life_days=30.0)),
         Pipeline("lexical_evidence", replace(base, k=EVAL_K, neighbors=0, legs=(Leg.BM25,))),
         Pipeline("hybrid_rerank", replace(base, k=EVAL_K, neighbors=0), needs_reranker=True),
         Pipeline("default", replace(base, k=EVAL_K, neighbors=0)),

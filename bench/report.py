@@ -8,11 +8,12 @@ PIPELINE_LABELS = {
     "bm25": "BM25 only",
     "vector": "vector only",
     "hybrid_rrf": "hybrid RRF (fused order)",
+    "before": "before: hybrid RRF + recency (default ≤ 4190960)",
     "lexical_evidence": "default without vectors (BM25 leg, evidence)",
     "hybrid_rerank": "default + cross-encoder rerank",
     "default": "default (hybrid, evidence)",
 }
-SHOWN = ("bm25", "vector", "hybrid_rrf", "lexical_evidence", "default")
+SHOWN = ("bm25", "vector", "hybrid_rrf", "before", "lexical_evidence", "default")
 
 
 def _pct(x: float) -> str:

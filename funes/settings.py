@@ -47,6 +47,12 @@ class RecallParams:
     # the plain fused order the bench compares against
     evidence: bool = True
     pool: int = 100  # fused turns whose neighbourhood is scored by evidence
+    # vector-leg depth read for the evidence's cosines (a chunk past it counts the deepest
+    # cosine read). sqlite-vec's scan costs ~blocks × k (a block: 1,024 vectors; 100k chunks,
+    # 2 loaded cores: k 100 / 300 / 1000 → 110 / 192 / 546 ms), so the depth is held to
+    # `cosine_budget` / blocks: every cosine in a memory of ≤ 5k chunks, the leg's own 100 at 100k
+    cosine_depth: int = 1000
+    cosine_budget: int = 5000
     exchange_limit: int = 50  # turns of a prompt's exchange scored with it
     lexical_weight: float = 0.5  # evidence = w × IDF-weighted term share + (1 − w) × cosine
     context_share: float = 0.4  # share of the term coverage measured with the previous turn

@@ -15,7 +15,6 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from itertools import groupby
-from typing import TYPE_CHECKING
 
 from funes.chunks import reassemble
 from funes.inference import Embedder, Reranker
@@ -33,10 +32,6 @@ from funes.retrieval.types import Hit, RecallResult, TurnView
 from funes.settings import RECALL, Leg, RecallParams
 from funes.store import NO_FILTERS, Filters, Store
 from funes.traces import clean_text, parse_ts
-
-if TYPE_CHECKING:
-    import numpy as np
-    from numpy.typing import NDArray
 
 
 class _Clock:
@@ -86,11 +81,14 @@ def recall(
         both = vector_by is not None and Leg.BM25 in params.legs
         beside = store.reader() if both else None
         pending = thread.submit(_lexical, beside, query, params, filters) if beside else None
-        qv = None
+        cosines: dict[int, float] | None = None
         if vector_by is not None:
             qv = vector_by.embed_query(query)
             clock.lap("embed_query")
-            legs.append([r for r, _ in store.semantic(qv, k=params.leg_depth, filters=filters)])
+            # one scan yields any depth: the first leg_depth are the leg, the rest give cosines
+            deep = store.semantic(qv, k=_vector_depth(store, params), filters=filters)
+            legs.append([r for r, _ in deep[: params.leg_depth]])
+            cosines = {r: store.cosine(d) for r, d in deep}
             clock.lap("vector")
         if pending is not None:
             lexical, clock.timings["bm25"] = pending.result()
@@ -106,7 +104,7 @@ def recall(
         return _evidence_recall(
             store,
             query,
-            qv if vector_by is not None else None,
+            cosines,
             [r for r, _ in fused],
             bm25={r: -score for r, score in lexical},
             reranker=reranker,
@@ -166,7 +164,7 @@ def recall(
 def _evidence_recall(
     store: Store,
     query: str,
-    query_vector: NDArray[np.float32] | None,
+    cosines: dict[int, float] | None,
     fused: list[int],
     *,
     bm25: dict[int, float],
@@ -185,7 +183,7 @@ def _evidence_recall(
     ranking = rank_by_evidence(
         store,
         query,
-        query_vector,
+        cosines,
         fused,
         bm25=bm25,
         weights=Weights(
@@ -239,6 +237,15 @@ def _evidence_recall(
     return RecallResult(
         hits, notes, clock.timings, reranked, ranking.support, supported, params.min_support
     )
+
+
+def _vector_depth(store: Store, params: RecallParams) -> int:
+    """How deep to read the vector leg: `leg_depth`, or for evidence ranking as many cosines as
+    `cosine_budget` allows for the memory's size (RecallParams.cosine_depth)."""
+    if not params.evidence:
+        return params.leg_depth
+    blocks = -(-max(store.size_hint(), 1) // 1024)
+    return max(params.leg_depth, min(params.cosine_depth, params.cosine_budget // blocks))
 
 
 def _lexical(

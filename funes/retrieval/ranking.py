@@ -17,16 +17,11 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from funes.retrieval.evidence import TurnFacts, Weights, idf, score_turns
 from funes.retrieval.periods import query_periods
 from funes.store import Filters, Store, StoredChunk, query_terms, term_presence
 from funes.traces import parse_ts
-
-if TYPE_CHECKING:
-    import numpy as np
-    from numpy.typing import NDArray
 
 TurnKey = tuple[str, int]  # (session_id, seq)
 
@@ -52,7 +47,7 @@ class Ranking:
 def rank_by_evidence(
     store: Store,
     query: str,
-    query_vector: NDArray[np.float32] | None,
+    cosines: Mapping[int, float] | None,
     fused: Sequence[int],
     *,
     bm25: Mapping[int, float],
@@ -63,11 +58,11 @@ def rank_by_evidence(
 ) -> Ranking:
     """Score the neighbourhood of the first `pool` turns of `fused` (rowids, best first).
 
-    `bm25`: the BM25 leg's scores by rowid (positive, higher = better; chunks past the leg's
-    depth count 0). Without vectors, a chunk's BM25 relative to the best one stands in for its
+    `cosines`: the vector leg's cosine by rowid, as deep as it was read (`cosine_depth`); a
+    chunk it does not hold counts the lowest cosine it does (no closer than that one); None
+    without vectors. `bm25`: the BM25 leg's scores by rowid (positive, higher = better; chunks
+    past the leg's depth count 0). Without vectors, a chunk's BM25 relative to the best one stands in for its
     cosine in the evidence (support stays the term share alone: see `Ranking.support`)."""
-    import numpy as np
-
     first = store.fetch(list(fused))
     seen: dict[TurnKey, None] = {}
     for r in fused:
@@ -90,12 +85,7 @@ def rank_by_evidence(
         wanted.update((sid, s) for s in (prev, nxt, prompt) if s is not None)
         if prompt == seq:
             wanted.update((sid, s) for s in o.exchange(seq))
-    by_session: dict[str, list[int]] = {}
-    for sid, seq in wanted:
-        by_session.setdefault(sid, []).append(seq)
-    chunks: list[StoredChunk] = []
-    for sid, seqs in by_session.items():
-        chunks.extend(store.turn_chunks(sid, seqs))
+    chunks = store.turn_chunks(sorted(wanted))
     terms = query_terms(query)
     total, dfs = store.document_frequencies(terms)
     idfs = [idf(total, df) for df in dfs]
@@ -108,18 +98,13 @@ def rank_by_evidence(
     term_share = [
         sum(idfs[t] for t in found) / total_idf if total_idf > 0 else 0.0 for found in chunk_terms
     ]
-    vectors = store.vectors([c.rowid for c in chunks]) if query_vector is not None else {}
-    semantic = bool(vectors) and query_vector is not None
-    cosine = [0.0] * len(chunks)
-    if not semantic:
+    semantic = bool(cosines)
+    if cosines:
+        floor = min(cosines.values())
+        cosine = [cosines.get(c.rowid, floor) for c in chunks]
+    else:
         top = max((bm25.get(c.rowid, 0.0) for c in chunks), default=0.0)
         cosine = [bm25.get(c.rowid, 0.0) / top if top > 0 else 0.0 for c in chunks]
-    if semantic and query_vector is not None:
-        have = [i for i, c in enumerate(chunks) if c.rowid in vectors]
-        matrix = np.stack([vectors[chunks[i].rowid] for i in have])
-        norms = np.maximum(np.linalg.norm(matrix, axis=1), 1e-9)
-        for i, value in zip(have, (matrix @ query_vector) / norms, strict=True):
-            cosine[i] = float(value)
     members: dict[TurnKey, list[int]] = {}
     for i, c in enumerate(chunks):
         members.setdefault((c.session_id, c.seq), []).append(i)

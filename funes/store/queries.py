@@ -83,34 +83,29 @@ def document_frequencies(raw: Any, terms: list[str]) -> tuple[int, list[int]]:
     return total, dfs
 
 
-def vectors_by_rowids(raw: Any, rowids: list[int]) -> dict[int, bytes]:
-    """The stored embedding blob of each chunk (int8 or float32 bytes), keyed by rowid."""
-    out: dict[int, bytes] = {}
-    for start in range(0, len(rowids), 500):
-        part = rowids[start : start + 500]
+def turn_chunk_rows(raw: Any, turns: list[tuple[str, int]]) -> list[tuple[Any, ...]]:
+    """Chunk rows (`CHUNK_COLUMNS`) of the (session_id, seq) turns, in session, position order
+    (by the (session, seq) position index, through each session's integer key)."""
+    names = sorted({sid for sid, _ in turns})
+    keys: dict[str, int] = {}
+    for start in range(0, len(names), 500):
+        part = names[start : start + 500]
         marks = ",".join("?" * len(part))
-        for r, blob in raw.execute(
-            f"select rowid, embedding from chunks_vec where rowid in ({marks})", part
+        for key, sid in raw.execute(
+            f"select id, session_id from sessions where session_id in ({marks})", part
         ):
-            out[int(r)] = bytes(blob)
-    return out
-
-
-def turn_chunk_rows(raw: Any, *, session_id: str, seqs: list[int]) -> list[tuple[Any, ...]]:
-    """Chunk rows (`CHUNK_COLUMNS`) of the turns at `seqs` of a session, in position order."""
-    session = session_key(raw, session_id)
-    if session is None or not seqs:
-        return []
+            keys[str(sid)] = int(key)
+    wanted = [(keys[sid], seq) for sid, seq in turns if sid in keys]
     out: list[tuple[Any, ...]] = []
-    for start in range(0, len(seqs), 500):
-        part = seqs[start : start + 500]
-        marks = ",".join("?" * len(part))
+    for start in range(0, len(wanted), 300):
+        chunk = wanted[start : start + 300]
+        pairs = ",".join("(?, ?)" for _ in chunk)
         out.extend(
             tuple(r)
             for r in raw.execute(
-                f"""select {CHUNK_COLUMNS} from chunk_rows where session = ? and seq in ({marks})
-                    order by seq, block_idx, split_idx""",
-                (session, *part),
+                f"""select {CHUNK_COLUMNS} from chunk_rows where (session, seq) in (values {pairs})
+                    order by session, seq, block_idx, split_idx""",
+                [x for pair in chunk for x in pair],
             )
         )
     return out

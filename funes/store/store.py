@@ -243,25 +243,24 @@ class Store(RedactionUpkeep):
         return queries.document_frequencies(self._raw, list(terms))
 
     @reads
-    def vectors(self, rowids: Sequence[int]) -> dict[int, NDArray[np.float32]]:
-        """The stored vector of each chunk as float32 (int8 vectors divided by their scale, so
-        unit vectors come back unit within rounding), keyed by rowid; {} without vectors."""
-        import numpy as np
+    def size_hint(self) -> int:
+        """The largest chunk rowid: the number of chunks ever stored (deletions not subtracted),
+        read from the rowid index at once."""
+        row = self._raw.execute("select max(rowid) from chunks").fetchone()
+        return int(row[0] or 0)
 
-        if not self._conn.vectors or self.model_id is None or not rowids:
-            return {}
-        blobs = queries.vectors_by_rowids(self._raw, list(rowids))
-        if self.vector_element == "int8":
-            scale = np.float32(float(self._meta.get("vector_scale", VECTOR_SCALE)))
-            return {
-                r: np.frombuffer(b, np.int8).astype(np.float32) / scale for r, b in blobs.items()
-            }
-        return {r: np.frombuffer(b, np.float32).copy() for r, b in blobs.items()}
+    def cosine(self, distance: float) -> float:
+        """The cosine of two unit vectors whose stored forms lie `distance` apart (what
+        `semantic` returns): 1 − d²/2, with d in units of the int8 scale for int8 vectors
+        (measured on the dev set: within 0.002 of the cosine of the stored vectors)."""
+        scale = float(self._meta.get("vector_scale", VECTOR_SCALE))
+        unit = scale if self.vector_element == "int8" else 1.0
+        return 1.0 - (distance / unit) ** 2 / 2.0
 
     @reads
-    def turn_chunks(self, session_id: str, seqs: Sequence[int]) -> list[StoredChunk]:
-        """Every chunk of the turns at `seqs` of a session, in position order."""
-        rows = queries.turn_chunk_rows(self._raw, session_id=session_id, seqs=sorted(set(seqs)))
+    def turn_chunks(self, turns: Sequence[tuple[str, int]]) -> list[StoredChunk]:
+        """Every chunk of the given (session_id, seq) turns, in session then position order."""
+        rows = queries.turn_chunk_rows(self._raw, sorted(set(turns)))
         return [StoredChunk.from_row(r) for r in rows]
 
     @reads
