@@ -26,6 +26,11 @@ def main(argv: list[str] | None = None) -> int:
         help="dev set directory (default: $FUNES_DEVSET or ../shared/bench/devset)",
     )
     parser.add_argument(
+        "--quality-only",
+        action="store_true",
+        help="recall quality and honest misses only (dev set and LoCoMo), no speed or size",
+    )
+    parser.add_argument(
         "--locomo",
         default=None,
         help="LoCoMo dev-half directory (default: $FUNES_LOCOMO or ../shared/bench/locomo-dev)",
@@ -46,7 +51,12 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="funes-bench-") as tmp:
         results = run_all(
-            devset, Path(tmp), quick=args.quick, repo=REPO, locomo=resolve_locomo(args.locomo)
+            devset,
+            Path(tmp),
+            quick=args.quick,
+            repo=REPO,
+            locomo=resolve_locomo(args.locomo),
+            quality_only=args.quality_only,
         )
     results["elapsed_s"] = round(time.perf_counter() - started, 1)
     from bench.report import print_table

@@ -41,6 +41,18 @@ def rows(r: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:
         )
     out.extend(target_rows(q, loc))
     out.extend(miss_rows(r.get("misses")))
+    if "index" not in r:  # --quality-only
+        m = r["machine"]
+        out.append(
+            (
+                "[b]Machine[/]",
+                f"{m['cpu']}, {m['cores_usable']} cores",
+                f"py {m['python']}, load {m['load_avg_1m_at_start']}",
+                r["mode"],
+                m["git_commit"][:12],
+            )
+        )
+        return out
     p = r["no_answer_probe"]
     na = q.get("default", {}).get("no_answer_questions_with_hits", "?")
     out.append(
