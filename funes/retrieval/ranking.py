@@ -4,7 +4,8 @@ From the fused (RRF) chunk candidates of the BM25 and vector legs, the first `po
 taken, together with each one's previous and next turn, the user prompt that opened its
 exchange and, for a prompt, the turns of its exchange (at most `exchange_limit`). Every chunk
 of those turns is read; the query terms each contains are matched as FTS5 would
-(funes.store.terms) and weighted by the memory's IDF; its stored vector gives the cosine.
+(funes.store.terms) and weighted by the memory's IDF; the vector leg's distance to it gives
+its cosine (read as deep as `RecallParams.cosine_budget` allows).
 funes.retrieval.evidence turns that into each turn's evidence and score. A turn is shown by its
 best chunk (the highest w × term share + (1 − w) × cosine among the chunks the filters allow).
 
@@ -61,8 +62,9 @@ def rank_by_evidence(
     `cosines`: the vector leg's cosine by rowid, as deep as it was read (`cosine_depth`); a
     chunk it does not hold counts the lowest cosine it does (no closer than that one); None
     without vectors. `bm25`: the BM25 leg's scores by rowid (positive, higher = better; chunks
-    past the leg's depth count 0). Without vectors, a chunk's BM25 relative to the best one stands in for its
-    cosine in the evidence (support stays the term share alone: see `Ranking.support`)."""
+    past the leg's depth count 0). Without vectors, a chunk's BM25 relative to the best one
+    stands in for its cosine in the evidence (support stays the term share alone: see
+    `Ranking.support`)."""
     first = store.fetch(list(fused))
     seen: dict[TurnKey, None] = {}
     for r in fused:
