@@ -208,6 +208,38 @@ def rows(r: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:
                 _ok(red["missed"] == 0 and red["false_positives"] == 0),
             )
         )
+    field = red.get("field")
+    if field and "placements" in field:
+        out.append(
+            (
+                "  field corpus: placements reaching the store",
+                f"{field['reach_store_pct']}%",
+                f"{field['reach_store']} of {field['placements']} ({field['values']} values, "
+                f"{field['kinds']} kinds)",
+                "≤ 2%",
+                _ok(field["reach_store_pct"] <= 2.0),
+            )
+        )
+        out.append(
+            (
+                "  field corpus: placements reaching a push",
+                str(field["reach_push"]),
+                f"gate held back {field['push_held_back_chunks']} chunks",
+                "0",
+                _ok(field["reach_push"] == 0),
+            )
+        )
+        out.append(
+            (
+                "  non-secrets redacted (all / code and data)",
+                f"{field['non_secret_redacted_pct']}% / {field['code_data_redacted_pct']}%",
+                f"{field['non_secret_redacted']} of {field['non_secret']}, "
+                f"{field['code_data_redacted']} of {field['code_data']}; gate holds back "
+                f"{field['gate_held_back_non_secret']}",
+                "≤ 5% / ≤ 1%",
+                _ok(field["non_secret_redacted_pct"] <= 5 and field["code_data_redacted_pct"] <= 1),
+            )
+        )
     m = r["machine"]
     out.append(
         (

@@ -228,6 +228,8 @@ def run_all(
     # 7. secrets
     log("redaction")
     red = secrets.measure()
+    log("secrets: field corpus through index and push")
+    red["field"] = secrets.field_quality(tmp / "secrets-field")
     block_texts = [b.text for t in source.turns() for b in t.blocks]
     red_s = secrets.redaction_seconds(block_texts)
     red["devset_redaction_s"] = round(red_s, 3)

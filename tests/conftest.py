@@ -19,6 +19,12 @@ SHARED = REPO.parent / "shared"
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+# Kingfisher compiles its rule catalogue once (~7 s) and caches it: one cache for the whole
+# run (and for the `funes` subprocesses tests start), not one per test HOME.
+_KF_CACHE = REPO / ".pytest_cache" / "kingfisher-rules"
+_KF_CACHE.mkdir(parents=True, exist_ok=True, mode=0o700)
+os.environ.setdefault("KF_RULE_CACHE_DIR", str(_KF_CACHE))
+
 OFFLINE_EMBEDDER = "all-minilm-l6-v2-int8"
 
 

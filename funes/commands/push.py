@@ -9,7 +9,7 @@ from pathlib import Path
 from funes.errors import NoIndex, RemoteOffline
 from funes.memory import MemoryKind, MemoryRef, Runtime, as_push_target, remote_for
 from funes.paths import ensure_private_dir
-from funes.redact import Scanner, default_scanner
+from funes.redact import Scanner, default_scanner, gate_scanner
 from funes.remote import PushOptions, PushReport, forget_check, push
 
 
@@ -52,7 +52,8 @@ def run_push(
     report = push(
         rt.paths.memory_db,
         remote,
-        scanner=scanner or default_scanner(),
+        scanner=scanner or gate_scanner(),
+        rescan=default_scanner(),
         receipts=ensure_private_dir(receipts_dir(rt)),
         options=PushOptions(
             create=request.create,

@@ -20,6 +20,7 @@ from funes.memory import (
     probe,
     remote_for,
 )
+from funes.redact import RULES_VERSION
 from funes.remote import receipt_path
 from funes.store import Store, StoreStats, receipt_status
 from funes.traces import discover, installable
@@ -73,6 +74,7 @@ class StatusReport:
     pushes: list[PushStatus] = field(default_factory=list)
     remote_commit: str | None = None  # the commit read, for a remote memory
     push_held_back: int | None = None  # chunks the secrets gate would hold back; None: not scanned
+    rescan_owed: int = 0  # chunks redacted under older secret rules (scrub or index re-scans)
 
 
 def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
@@ -150,6 +152,12 @@ def _secrets_status(store: Store, report: StatusReport) -> None:
         report.attention.append(f"{exc.message}: a push would publish nothing")
         return
     report.push_held_back = len(held)
+    report.rescan_owed = store.owed_rescan(RULES_VERSION)
+    if report.rescan_owed:
+        report.attention.append(
+            f"{report.rescan_owed} chunks were redacted under older secret rules (now "
+            f"v{RULES_VERSION}): `funes scrub --outdated-only` or the next `funes index` re-scans them"
+        )
     if held:
         report.attention.append(
             f"{len(held)} chunks contain secrets and would be held back by a push"

@@ -2,12 +2,14 @@
 
 Byte-stable and golden-tested. Per recall hit:
 
-    [<ts>] <harness> <workdir>/<session8> <block_type>  score=<s.sss>
+    [<ts>] <harness> <workdir>/<session label> <block_type>  score=<s.sss>
       → get <session_id> <turn_id> --memory <label>
     <the full chunk text>
       ~ [<role> <block_type> seq<N>] <neighbor text, first 160 characters, on one line>
     ---
 
+The session label (`funes.traces.labels`) tells sessions apart: the one its reader stored
+(a subagent under its parent: `7f3a9c2e/Explore-a2df51c9`), else one derived from the id.
 The `→ get` arguments are shell-quoted (`shlex.quote`): ordinary ids and labels print as they
 are, and an id holding spaces, quotes or `$(…)` pastes into a shell as one inert argument.
 A hit whose passage also appears, identical, in other turns (a replayed or copied session) lists
@@ -30,13 +32,19 @@ from __future__ import annotations
 import shlex
 
 from funes.commands import GetOutcome, RecallOutcome, StatusReport, no_support_line
-from funes.traces import strip_terminal_controls
+from funes.traces import MAX_LABEL, short_id, strip_terminal_controls
 
 NEIGHBOR_CHARS = 160
 
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())
+
+
+def session_label(stored: str | None, session_id: str) -> str:
+    """The label a header shows: the stored one made one printable word, else `short_id`."""
+    label = "".join(strip_terminal_controls(stored or "").split())[:MAX_LABEL]
+    return label or short_id(session_id)
 
 
 def recall(outcome: RecallOutcome, *, weak: bool = False) -> str:
@@ -52,7 +60,8 @@ def recall(outcome: RecallOutcome, *, weak: bool = False) -> str:
     for hit in hits:
         c = hit.chunk
         lines.append(
-            f"[{c.ts}] {c.harness} {c.workdir}/{c.session_id[:8]} {c.block_type}  score={hit.score:.3f}"
+            f"[{c.ts}] {c.harness} {c.workdir}/{session_label(c.session_label, c.session_id)} "
+            f"{c.block_type}  score={hit.score:.3f}"
         )
         args = " ".join(map(shlex.quote, (c.session_id, c.turn_id, "--memory", outcome.memory)))
         lines.append(f"  → get {args}")

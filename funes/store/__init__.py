@@ -14,6 +14,7 @@ model and never parses a transcript.
     db.py          opening the file (binding, sqlite-vec, pragmas)   lock.py   the writer lock
     export.py      the SQL of sharing (push outbox, receipts, sealing a cache file)
     terms.py       which query terms a text holds, as the FTS5 index matches them
+    reconcile.py   the SQL of re-reading a unit (rows held under produced ids, links)
 
 Other packages import from this face, never from its modules.
 """
@@ -24,6 +25,7 @@ from funes.store.db import versions
 from funes.store.export import Outbox, OutboxCounts, ReceiptStatus, receipt_status, seal
 from funes.store.meta import DEFAULT_VECTOR_ELEMENT
 from funes.store.queries import NO_FILTERS, Filters, fts_query, query_terms
+from funes.store.reconcile import Held
 from funes.store.redaction import BlockRows
 from funes.store.rows import CHUNK_COLUMNS, StoredChunk, StoreState, StoreStats, UnitRecord
 from funes.store.store import Store
@@ -35,6 +37,7 @@ __all__ = [
     "NO_FILTERS",
     "BlockRows",
     "Filters",
+    "Held",
     "Outbox",
     "OutboxCounts",
     "ReceiptStatus",

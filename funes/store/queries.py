@@ -281,36 +281,57 @@ def adjacent(
 
 
 def turn_seq(raw: Any, *, session_id: str, turn_id: str) -> int | None:
+    """The position of turn `turn_id` in a session: stored there, or linked to the session
+    that holds it (a replayed record); None when the session has no such turn."""
     session = session_key(raw, session_id)
     if session is None:
         return None
     row = raw.execute(
         "select seq from chunks where session = ? and turn_id = ? limit 1", (session, turn_id)
     ).fetchone()
+    if row is None:
+        row = raw.execute(
+            "select seq from turn_links where session = ? and turn_id = ? limit 1",
+            (session, turn_id),
+        ).fetchone()
     return None if row is None else int(row[0])
 
 
+# A linked turn's chunks, read from the session that holds them, at the linking position.
+_LINKED_COLUMNS = ", ".join(
+    "l.seq as seq" if name.strip() == "seq" else f"c.{name.strip()}"
+    for name in CHUNK_COLUMNS.split(",")
+)
+
+
 def turns_window(raw: Any, *, session_id: str, seq: int, window: int) -> list[tuple[Any, ...]]:
-    """Chunks of the turns within `window` turn positions of `seq`, in order."""
+    """Chunks of the turns within `window` turn positions of `seq`, in order. A position that
+    links to another session's turn (a replayed record stored once) shows that turn."""
     session = session_key(raw, session_id)
     if session is None:
         return []
+    positions = """select seq from chunks where session = :s and seq {op} :seq
+                   union select seq from turn_links where session = :s and seq {op} :seq"""
+    args = {"s": session, "seq": seq, "n": _limit(window)}
     before = raw.execute(
-        "select distinct seq from chunks where session = ? and seq < ? order by seq desc limit ?",
-        (session, seq, _limit(window)),
+        f"select seq from ({positions.format(op='<')}) order by seq desc limit :n", args
     ).fetchall()
     after = raw.execute(
-        "select distinct seq from chunks where session = ? and seq > ? order by seq limit ?",
-        (session, seq, _limit(window)),
+        f"select seq from ({positions.format(op='>')}) order by seq limit :n", args
     ).fetchall()
     low = min([int(r[0]) for r in before] + [seq])
     high = max([int(r[0]) for r in after] + [seq])
     return [
         tuple(r)
         for r in raw.execute(
-            f"""select {CHUNK_COLUMNS} from chunk_rows where session = ? and seq between ? and ?
+            f"""select {CHUNK_COLUMNS} from chunk_rows where session = :s
+                and seq between :low and :high
+                union all
+                select {_LINKED_COLUMNS} from turn_links l
+                join chunk_rows c on c.session = l.holder and c.turn_id = l.turn_id
+                where l.session = :s and l.seq between :low and :high
                 order by seq, block_idx, split_idx""",
-            (session, low, high),
+            {"s": session, "low": low, "high": high},
         )
     ]
 

@@ -88,10 +88,17 @@ class RedactionUpkeep(StoreHandle):
         with self._tx():
             redaction.set_floor(self._raw, version)
 
-    def gate_rows(self, *, after_rowid: int = 0) -> Iterator[tuple[str, str, str, int, int, str]]:
-        """(id, session_id, turn_id, block_idx, split_idx, text) block by block: every chunk of
-        the blocks touched by rows after `after_rowid` (0: every chunk)."""
+    def gate_rows(
+        self, *, after_rowid: int = 0
+    ) -> Iterator[tuple[str, str, str, int, int, str, int]]:
+        """(id, session_id, turn_id, block_idx, split_idx, text, redaction_version) block by
+        block: every chunk of the blocks touched by rows after `after_rowid` (0: all)."""
         return redaction.gate_rows(self._raw, after_rowid=after_rowid)
+
+    @reads
+    def owed_rescan(self, version: int) -> int:
+        """Chunks stored under redaction rules older than `version` (scrub or index fixes them)."""
+        return redaction.owed_rescan(self._raw, version) if self._has_schema else 0
 
     @reads
     def max_rowid(self) -> int:

@@ -49,8 +49,8 @@ PUBLIC: dict[str, set[str]] = {
     },
     "redact": {
         "MARKER_PREFIX", "RULES_VERSION", "DetectSecretsScanner", "Finding", "GateResult",
-        "GateRow", "RuleScanner", "Scanner", "UnionScanner", "default_scanner", "gate", "merge",
-        "redact", "rewrite_block",
+        "GateRow", "ResidualScanner", "RuleScanner", "Scanner", "UnionScanner", "VendorScanner",
+        "default_scanner", "gate", "gate_scanner", "merge", "redact", "rewrite_block",
     },
     "remote": {
         "CachedMemory", "DirRemote", "HubRemote", "PushOptions", "PushReport", "Remote",
@@ -60,16 +60,16 @@ PUBLIC: dict[str, set[str]] = {
     "render": {"agent", "human"},
     "retrieval": {"Hit", "RecallResult", "TurnView", "get_turns", "recall"},
     "store": {
-        "CHUNK_COLUMNS", "DEFAULT_VECTOR_ELEMENT", "NO_FILTERS", "BlockRows", "Filters", "Outbox",
-        "OutboxCounts", "ReceiptStatus", "Store", "StoreState", "StoreStats", "StoredChunk",
-        "UnitRecord", "fts_query", "query_terms", "receipt_status", "seal", "term_presence",
-        "versions",
+        "CHUNK_COLUMNS", "DEFAULT_VECTOR_ELEMENT", "NO_FILTERS", "BlockRows", "Filters", "Held",
+        "Outbox", "OutboxCounts", "ReceiptStatus", "Store", "StoreState", "StoreStats",
+        "StoredChunk", "UnitRecord", "fts_query", "query_terms", "receipt_status", "seal",
+        "term_presence", "versions",
     },
     "traces": {
-        "AGENTS", "Agent", "AgentHomes", "Block", "BlockType", "Harness", "ReadStats", "Role",
-        "TraceSource", "Turn", "Unit", "clean_text", "discover", "installable", "iso_utc",
-        "normalize_ts", "parse_ts", "printable", "sources_for_path", "strip_terminal_controls",
-        "workdir_facet",
+        "AGENTS", "MAX_LABEL", "Agent", "AgentHomes", "Block", "BlockType", "Harness", "ReadStats",
+        "Role", "ToolStatus", "TraceSource", "Turn", "Unit", "clean_text", "discover",
+        "installable", "iso_utc", "names_session", "normalize_ts", "parse_ts", "printable",
+        "short_id", "sources_for_path", "strip_terminal_controls", "workdir_facet",
     },
     "wiring": {
         "AgentChanges", "AgentCheck", "agent_harness", "call", "context", "install_hook_script",

@@ -17,13 +17,21 @@ GOLDEN = Path(__file__).resolve().parents[2] / "fixtures" / "golden"
 
 
 def _chunk(
-    rowid: int, seq: int, text: str, *, role: str = "assistant", block_type: str = "text"
+    rowid: int,
+    seq: int,
+    text: str,
+    *,
+    role: str = "assistant",
+    block_type: str = "text",
+    session_id: str = "7f3a9c2e-1b4d-4e8f-9a6b-0c2d4e6f8a1b",
+    harness: str = "claude_code",
+    session_label: str | None = None,
 ) -> StoredChunk:
     return StoredChunk(
         rowid=rowid,
         id=f"{rowid:016x}",
         text=text,
-        session_id="7f3a9c2e-1b4d-4e8f-9a6b-0c2d4e6f8a1b",
+        session_id=session_id,
         turn_id=f"turn-{seq}",
         parent_id=None,
         seq=seq,
@@ -33,7 +41,7 @@ def _chunk(
         block_idx=0,
         split_idx=0,
         tool_name=None,
-        harness="claude_code",
+        harness=harness,
         workdir="-home-dev-shop",
         cwd="/home/dev/shop",
         git_branch="main",
@@ -42,6 +50,7 @@ def _chunk(
         parent_session_id=None,
         scaffold=False,
         redaction_version=1,
+        session_label=session_label,
     )
 
 
@@ -67,6 +76,28 @@ def test_recall_agent_format_matches_the_golden_file() -> None:
             ),
         ),
         Hit(_chunk(4, 9, '[tool_use Bash] {"command":"pytest -q"}', block_type="tool_use"), 0.5),
+        # a subagent: the label its reader stored, under its parent session
+        Hit(
+            _chunk(
+                5,
+                2,
+                "The pool settings live in config/db.toml.",
+                session_id="agent-a2df51c9276581f81",
+                session_label="7f3a9c2e/Explore-a2df51c9",
+            ),
+            0.42,
+        ),
+        # a pi session stored without a label: its uuid's random tail, not the date of its stem
+        Hit(
+            _chunk(
+                6,
+                1,
+                "Scaled the glaze recipe.",
+                session_id="2025-11-03T09-12-44-301Z_019a4b5c-6d7e-7f80-9a1b-2c3d4e5f6a7b",
+                harness="pi",
+            ),
+            0.4,
+        ),
     ]
     out = agent.recall(RecallOutcome(RecallResult(hits), "local"))
     _check("recall.txt", out)
