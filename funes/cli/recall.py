@@ -65,6 +65,12 @@ from funes.traces import BlockType, Harness
     "--harness", type=HarnessType(), default=None, help="Only claude, codex, pi or hermes sessions."
 )
 @click.option("--no-rerank", is_flag=True, help="Skip the cross-encoder (fused order).")
+@click.option(
+    "--all",
+    "show_all",
+    is_flag=True,
+    help="Show the weak candidates too when no passage supports the query.",
+)
 @memory_option
 @offline_option
 @pass_runtime
@@ -78,6 +84,7 @@ def recall(
     block_type: BlockType | None,
     harness: Harness | None,
     no_rerank: bool,
+    show_all: bool,
     memory: str | None,
     offline: bool,
 ) -> None:
@@ -99,7 +106,7 @@ def recall(
         outcome = run_recall(rt, parse_memory(memory, rt), request)
     for note in outcome.result.notes:
         click.echo(f"funes: {note}", err=True)
-    click.echo(agent_render.recall(outcome), nl=False)
+    click.echo(agent_render.recall(outcome, weak=show_all), nl=False)
 
 
 class _Null:

@@ -10,11 +10,11 @@ objects that funes.render turns into text. Other packages import from this face.
 from __future__ import annotations
 
 from funes.commands.add import run_add
-from funes.commands.ask import DEFAULT_TIMEOUT_S, AskAgent, AskRequest, plan_ask, run_ask
+from funes.commands.ask import DEFAULT_TIMEOUT_S, AskAgent, AskMiss, AskRequest, plan_ask, run_ask
 from funes.commands.get import GetOutcome, run_get
 from funes.commands.index import IndexOutcome, IndexRequest, run_index, sources_for
 from funes.commands.push import PushRequest, run_push
-from funes.commands.recall import RecallOutcome, RecallRequest, run_recall
+from funes.commands.recall import RecallOutcome, RecallRequest, no_support_line, run_recall
 from funes.commands.remove import run_remove
 from funes.commands.scrub import ScrubOutcome, run_scrub
 from funes.commands.spool import SpoolStatus, retry_failed, run_drain, run_spool_status
@@ -31,6 +31,7 @@ __all__ = [
     "DEFAULT_TIMEOUT_S",
     "AgentHookStatus",
     "AskAgent",
+    "AskMiss",
     "AskRequest",
     "GetOutcome",
     "IndexOutcome",
@@ -52,6 +53,7 @@ __all__ = [
     "run_get",
     "run_index",
     "run_push",
+    "no_support_line",
     "run_recall",
     "run_remove",
     "run_scrub",

@@ -12,7 +12,15 @@ The session label (`funes.traces.labels`) tells sessions apart: the one its read
 (a subagent under its parent: `7f3a9c2e/Explore-a2df51c9`), else one derived from the id.
 The `→ get` arguments are shell-quoted (`shlex.quote`): ordinary ids and labels print as they
 are, and an id holding spaces, quotes or `$(…)` pastes into a shell as one inert argument.
-`no results` when nothing matched. Per `get` turn:
+A hit whose passage also appears, identical, in other turns (a replayed or copied session) lists
+each copy after its `→ get` line as `  = also <session_id> <turn_id>`.
+`no results` when nothing matched. When nothing reaches the memory's support threshold
+(`RecallResult.supported`), the single line
+
+    no supporting passage (best support <s.sss> < <t.ttt>; --all shows the weak candidates)
+
+instead; with `weak=True` (`--all`) that line says `weak candidates follow` and the hits come
+after it. Per `get` turn:
 
     [<ts>] <role> seq<N> turn=<turn_id>
     <blocks, separated by blank lines>
@@ -23,7 +31,7 @@ from __future__ import annotations
 
 import shlex
 
-from funes.commands import GetOutcome, RecallOutcome, StatusReport
+from funes.commands import GetOutcome, RecallOutcome, StatusReport, no_support_line
 from funes.traces import MAX_LABEL, short_id, strip_terminal_controls
 
 NEIGHBOR_CHARS = 160
@@ -39,11 +47,16 @@ def session_label(stored: str | None, session_id: str) -> str:
     return label or short_id(session_id)
 
 
-def recall(outcome: RecallOutcome) -> str:
+def recall(outcome: RecallOutcome, *, weak: bool = False) -> str:
+    """The agent format of a recall; `weak`: show the hits even when none is supported."""
     hits = outcome.result.hits
     if not hits:
         return "no results\n"
     lines: list[str] = []
+    if not outcome.result.supported:
+        lines.append(no_support_line(outcome, weak=weak))
+        if not weak:
+            return lines[0] + "\n"
     for hit in hits:
         c = hit.chunk
         lines.append(
@@ -52,6 +65,8 @@ def recall(outcome: RecallOutcome) -> str:
         )
         args = " ".join(map(shlex.quote, (c.session_id, c.turn_id, "--memory", outcome.memory)))
         lines.append(f"  → get {args}")
+        for d in hit.duplicates:
+            lines.append(f"  = also {' '.join(map(shlex.quote, (d.session_id, d.turn_id)))}")
         lines.append(strip_terminal_controls(c.text))
         for n in hit.neighbors:
             preview = _one_line(strip_terminal_controls(n.text))[:NEIGHBOR_CHARS]

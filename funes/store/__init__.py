@@ -13,6 +13,7 @@ model and never parses a transcript.
     meta.py        the meta table   schema.py   migrations      provenance.py  sessions/origins
     db.py          opening the file (binding, sqlite-vec, pragmas)   lock.py   the writer lock
     export.py      the SQL of sharing (push outbox, receipts, sealing a cache file)
+    terms.py       which query terms a text holds, as the FTS5 index matches them
     reconcile.py   the SQL of re-reading a unit (rows held under produced ids, links)
 
 Other packages import from this face, never from its modules.
@@ -23,11 +24,12 @@ from __future__ import annotations
 from funes.store.db import versions
 from funes.store.export import Outbox, OutboxCounts, ReceiptStatus, receipt_status, seal
 from funes.store.meta import DEFAULT_VECTOR_ELEMENT
-from funes.store.queries import NO_FILTERS, Filters, fts_query
+from funes.store.queries import NO_FILTERS, Filters, fts_query, query_terms
 from funes.store.reconcile import Held
 from funes.store.redaction import BlockRows
 from funes.store.rows import CHUNK_COLUMNS, StoredChunk, StoreState, StoreStats, UnitRecord
 from funes.store.store import Store
+from funes.store.terms import term_presence
 
 __all__ = [
     "CHUNK_COLUMNS",
@@ -45,7 +47,9 @@ __all__ = [
     "StoredChunk",
     "UnitRecord",
     "fts_query",
+    "query_terms",
     "receipt_status",
     "seal",
+    "term_presence",
     "versions",
 ]

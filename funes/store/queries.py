@@ -36,12 +36,10 @@ STOPWORDS = frozenset(
 )
 
 
-def fts_query(text: str) -> str | None:
-    """An FTS5 MATCH expression: every term quoted, OR-ed. None when the text has no terms.
-
-    A term with inner punctuation (`max_connections`, `foo.bar`, `E0432`) stays one quoted
-    string, which FTS5 matches as a phrase of its tokens.
-    """
+def query_terms(text: str) -> list[str]:
+    """The search terms of a query, in order: words (a word with inner punctuation such as
+    `max_connections`, `foo.bar` or `E0432` stays one term), stopwords and repeats (case-folded)
+    dropped."""
     terms: list[str] = []
     seen: set[str] = set()
     for m in _WORD.finditer(text):
@@ -50,10 +48,83 @@ def fts_query(text: str) -> str | None:
         if low in STOPWORDS or low in seen:
             continue
         seen.add(low)
-        terms.append('"' + term.replace('"', '""') + '"')
+        terms.append(term)
+    return terms
+
+
+def quote_term(term: str) -> str:
+    """One term as an FTS5 string (a phrase of its tokens), never an operator."""
+    return '"' + term.replace('"', '""') + '"'
+
+
+def fts_query(text: str) -> str | None:
+    """An FTS5 MATCH expression: every term quoted, OR-ed. None when the text has no terms.
+
+    A term with inner punctuation (`max_connections`, `foo.bar`, `E0432`) stays one quoted
+    string, which FTS5 matches as a phrase of its tokens.
+    """
+    terms = query_terms(text)
     if not terms:
         return None
-    return " OR ".join(terms)
+    return " OR ".join(quote_term(t) for t in terms)
+
+
+def document_frequencies(raw: Any, terms: list[str]) -> tuple[int, list[int]]:
+    """(chunks in the memory, for each term the number of chunks FTS5 matches it in)."""
+    total = int(raw.execute("select count(*) from chunks").fetchone()[0])
+    dfs = [
+        int(
+            raw.execute(
+                "select count(*) from chunks_fts where chunks_fts match ?", (quote_term(t),)
+            ).fetchone()[0]
+        )
+        for t in terms
+    ]
+    return total, dfs
+
+
+def turn_chunk_rows(raw: Any, turns: list[tuple[str, int]]) -> list[tuple[Any, ...]]:
+    """Chunk rows (`CHUNK_COLUMNS`) of the (session_id, seq) turns, in session, position order
+    (by the (session, seq) position index, through each session's integer key)."""
+    names = sorted({sid for sid, _ in turns})
+    keys: dict[str, int] = {}
+    for start in range(0, len(names), 500):
+        part = names[start : start + 500]
+        marks = ",".join("?" * len(part))
+        for key, sid in raw.execute(
+            f"select id, session_id from sessions where session_id in ({marks})", part
+        ):
+            keys[str(sid)] = int(key)
+    wanted = [(keys[sid], seq) for sid, seq in turns if sid in keys]
+    out: list[tuple[Any, ...]] = []
+    for start in range(0, len(wanted), 300):
+        chunk = wanted[start : start + 300]
+        pairs = ",".join("(?, ?)" for _ in chunk)
+        out.extend(
+            tuple(r)
+            for r in raw.execute(
+                f"""select {CHUNK_COLUMNS} from chunk_rows where (session, seq) in (values {pairs})
+                    order by session, seq, block_idx, split_idx""",
+                [x for pair in chunk for x in pair],
+            )
+        )
+    return out
+
+
+def session_outline(raw: Any, *, session_id: str, low: int, high: int) -> list[tuple[int, bool]]:
+    """(seq, opens an exchange) of each turn of a session with low ≤ seq ≤ high, in order; a
+    turn opens an exchange when it holds a user prompt (a non-scaffold user text block)."""
+    session = session_key(raw, session_id)
+    if session is None:
+        return []
+    return [
+        (int(r[0]), bool(r[1]))
+        for r in raw.execute(
+            """select seq, max(role = 'user' and block_type = 'text' and not scaffold)
+               from chunks where session = ? and seq between ? and ? group by seq order by seq""",
+            (session, low, high),
+        )
+    ]
 
 
 @dataclass(frozen=True, slots=True)

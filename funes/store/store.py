@@ -19,7 +19,7 @@ from funes.store import queries, reconcile, redaction, writes
 from funes.store.db import Connection, connect, open_hint
 from funes.store.handle import reads
 from funes.store.lock import writer_lock
-from funes.store.meta import now_utc
+from funes.store.meta import VECTOR_SCALE, now_utc
 from funes.store.provenance import Keys
 from funes.store.queries import NO_FILTERS, Filters
 from funes.store.reconcile import Held
@@ -322,6 +322,37 @@ class Store(RedactionUpkeep):
         return queries.semantic(
             self._raw, blob, element=self.vector_element or "float", k=k, filters=filters
         )
+
+    @reads
+    def document_frequencies(self, terms: Sequence[str]) -> tuple[int, list[int]]:
+        """(chunks in the memory, chunks FTS5 matches each term in), for IDF weights."""
+        return queries.document_frequencies(self._raw, list(terms))
+
+    @reads
+    def size_hint(self) -> int:
+        """The largest chunk rowid: the number of chunks ever stored (deletions not subtracted),
+        read from the rowid index at once."""
+        row = self._raw.execute("select max(rowid) from chunks").fetchone()
+        return int(row[0] or 0)
+
+    def cosine(self, distance: float) -> float:
+        """The cosine of two unit vectors whose stored forms lie `distance` apart (what
+        `semantic` returns): 1 − d²/2, with d in units of the int8 scale for int8 vectors
+        (measured on the dev set: within 0.002 of the cosine of the stored vectors)."""
+        scale = float(self._meta.get("vector_scale", VECTOR_SCALE))
+        unit = scale if self.vector_element == "int8" else 1.0
+        return 1.0 - (distance / unit) ** 2 / 2.0
+
+    @reads
+    def turn_chunks(self, turns: Sequence[tuple[str, int]]) -> list[StoredChunk]:
+        """Every chunk of the given (session_id, seq) turns, in session then position order."""
+        rows = queries.turn_chunk_rows(self._raw, sorted(set(turns)))
+        return [StoredChunk.from_row(r) for r in rows]
+
+    @reads
+    def session_outline(self, session_id: str, low: int, high: int) -> list[tuple[int, bool]]:
+        """(seq, holds a user prompt) of each turn of a session with low ≤ seq ≤ high."""
+        return queries.session_outline(self._raw, session_id=session_id, low=low, high=high)
 
     @reads
     def fetch(self, rowids: Sequence[int]) -> dict[int, StoredChunk]:

@@ -20,10 +20,10 @@ PACKAGES = sorted(p.name for p in FUNES.iterdir() if (p / "__init__.py").is_file
 PUBLIC: dict[str, set[str]] = {
     "cli": {"cli", "main", "pass_runtime"},
     "commands": {
-        "DEFAULT_TIMEOUT_S", "AgentHookStatus", "AskAgent", "AskRequest", "GetOutcome",
+        "DEFAULT_TIMEOUT_S", "AgentHookStatus", "AskAgent", "AskMiss", "AskRequest", "GetOutcome",
         "IndexOutcome", "IndexRequest", "PushRequest", "PushStatus", "RecallOutcome",
         "RecallRequest", "ScrubOutcome", "SourceStatus", "SpoolStatus", "StatusReport",
-        "WatchReport", "plan_ask", "retry_failed", "run_add", "run_ask", "run_drain", "run_get",
+        "WatchReport", "no_support_line", "plan_ask", "retry_failed", "run_add", "run_ask", "run_drain", "run_get",
         "run_index", "run_push", "run_recall", "run_remove", "run_scrub", "run_spool_status",
         "run_status", "run_watch", "sources_for",
     },
@@ -62,7 +62,8 @@ PUBLIC: dict[str, set[str]] = {
     "store": {
         "CHUNK_COLUMNS", "DEFAULT_VECTOR_ELEMENT", "NO_FILTERS", "BlockRows", "Filters", "Held",
         "Outbox", "OutboxCounts", "ReceiptStatus", "Store", "StoreState", "StoreStats",
-        "StoredChunk", "UnitRecord", "fts_query", "receipt_status", "seal", "versions",
+        "StoredChunk", "UnitRecord", "fts_query", "query_terms", "receipt_status", "seal",
+        "term_presence", "versions",
     },
     "traces": {
         "AGENTS", "MAX_LABEL", "Agent", "AgentHomes", "Block", "BlockType", "Harness", "ReadStats",

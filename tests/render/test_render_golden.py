@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -104,6 +105,36 @@ def test_recall_agent_format_matches_the_golden_file() -> None:
 
 def test_recall_with_no_hits_prints_exactly_no_results() -> None:
     assert agent.recall(RecallOutcome(RecallResult([]), "local")) == "no results\n"
+
+
+def test_an_unsupported_recall_prints_one_miss_line_and_the_weak_candidates_only_on_request() -> (
+    None
+):
+    weak = RecallResult([Hit(_chunk(1, 4, "some loosely related text"), 0.2)])
+    weak.support, weak.supported, weak.min_support = 0.2134, False, 0.32
+    outcome = RecallOutcome(weak, "local")
+    assert agent.recall(outcome) == (
+        "no supporting passage (best support 0.213 < 0.320; --all shows the weak candidates)\n"
+    )
+    shown = agent.recall(outcome, weak=True).splitlines()
+    assert shown[0] == "no supporting passage (best support 0.213 < 0.320; weak candidates follow)"
+    assert shown[1].startswith("[2026-04-02T10:11:12.345Z] claude_code -home-dev-shop/7f3a9c2e")
+    assert "some loosely related text" in shown
+    # a supported recall prints no such line, with or without --all
+    fine = RecallOutcome(RecallResult([Hit(_chunk(1, 4, "text"), 0.9)], support=0.8), "local")
+    assert agent.recall(fine) == agent.recall(fine, weak=True)
+    assert "no supporting passage" not in agent.recall(fine)
+
+
+def test_a_merged_copy_of_a_passage_is_named_after_the_get_line() -> None:
+    copy = replace(_chunk(7, 2, "same text"), session_id="0a1b2c3d-copy", turn_id="turn 2")
+    out = agent.recall(
+        RecallOutcome(RecallResult([Hit(_chunk(1, 4, "same text"), 0.9, (), (copy,))]), "local")
+    )
+    lines = out.splitlines()
+    assert lines[1].startswith("  → get ")
+    assert lines[2] == "  = also 0a1b2c3d-copy 'turn 2'"
+    assert lines[3] == "same text"
 
 
 def test_get_agent_format_matches_the_golden_file() -> None:
