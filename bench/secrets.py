@@ -202,8 +202,8 @@ def heldout_quality(work_dir: Path) -> dict[str, Any]:
     when any of its secret parts (raw, JSON-escaped or URL-encoded) is in its session's stored
     chunks or in the memory's bytes (WAL included); it *reaches a push* when it is in the
     rows a real `funes push` wrote to a directory remote. Non-secrets: the share of candidates
-    and of real code/data slices the index-time scanner changes, and the share of candidates
-    the gate would hold back after index-time redaction.
+    and of real code/data slices the index-time scanner changes, and the share of each the
+    gate would hold back after index-time redaction.
     """
     if not SECRET_TESTS.is_dir():
         return {"corpus": "tests/secrets not found"}
@@ -293,6 +293,10 @@ def heldout_quality(work_dir: Path) -> dict[str, Any]:
             c3 := sum(1 for c in cands if scanner_gate.scan(redact(c.text, scanner)[0]))
         ),
         "gate_held_back_non_secret_pct": round(100 * c3 / len(cands), 2),
+        "gate_held_back_code_data": (
+            c4 := sum(1 for c in code if scanner_gate.scan(redact(c.text, scanner)[0]))
+        ),
+        "gate_held_back_code_data_pct": round(100 * c4 / max(len(code), 1), 2),
         "seconds": round(time.perf_counter() - t0, 1),
     }
 

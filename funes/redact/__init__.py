@@ -8,6 +8,7 @@
     context.py   how secrets appear in transcripts (assignments, headers, curl, prose)
     vendor.py    Kingfisher's catalogue   detect.py   detect-secrets' plugins + ours
     residual.py  the gate's heuristics    values.py   secret values found in a block
+    residual_words.py  the gate's credential-word and value shapes
     gate.py      the fail-closed publish gate
 
 Other packages import from this face.

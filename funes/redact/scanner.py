@@ -158,7 +158,7 @@ class VendorScanner:
 
 
 class ResidualScanner:
-    """The publish gate's heuristics for minted values nothing announces (funes.redact.residual)."""
+    """The publish gate's heuristics for values nothing announces (funes.redact.residual)."""
 
     version = RULES_VERSION
 
