@@ -468,7 +468,7 @@ BASE_RULES: tuple[Rule, ...] = (
     rule(
         "secret_assignment",
         r"(?P<kw>password|passwd|passphrase|passcode|pass|pwd|pw|secret|token|key|auth|pat|"
-        r"credentials|credential|creds)(?P<tail>(?:[_.\-](?:private|prod|production|dev|staging|"
+        r"credentials|credential|creds)(?P<tail>(?:[_.\-]?(?:private|prod|production|dev|staging|"
         r"test|live|sandbox|new|old|current|base|raw|value|b64|base64|hex|encoded|v[0-9]|[0-9]))*)"
         r"(?P<kq>\\?[\"'])?(?P<op>[ \t]*(?::=|=>|=|:)[ \t]*|[ \t]+to[ \t]+)(?![=>])" + _VALUE,
         ["pass", "pw", "secret", "token", "key", "auth", "pat", "cred"],

@@ -151,6 +151,10 @@ _FILLER = re.compile(r"[xX*#._\-•0]+")
 _TEMPLATE = re.compile(r"\{\{?[^{}]*\}\}?")
 _SELECTOR = re.compile(r"#[a-z]+(?:-[a-z]+)+")
 _URL_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
+# A shell/template variable, substitution or expansion, with an optional path-like rest.
+_VARIABLE = re.compile(
+    r"\$(?:\{\{.*\}\}|\{[^{}]*\}|\(.*\)|[A-Za-z_][\w.]*|\d+|\$)(?:[\w./:@\-]*)?[;,]?", re.S
+)
 _ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 _REFERENCE_PREFIXES = (
     "process.env", "os.environ", "os.getenv", "getenv", "env.", "env[", "env(", "environ[",
@@ -170,8 +174,10 @@ def is_placeholder(value: str) -> bool:
     if not v:
         return True
     first = v[0]
-    if first in "$<[*(" or v.startswith(("&lt;", "&#", "arn:")):
-        return True  # a variable, a tag, an HTML-escaped <x>, an AWS ARN
+    if first == "$":
+        return _VARIABLE.fullmatch(v) is not None  # $DB_PASS, ${X:-y}, $(cat f); not `$ecret;gn|&`
+    if first in "<[*(" or v.startswith(("&lt;", "&#", "arn:")):
+        return True  # a tag, an HTML-escaped <x>, an AWS ARN
     if first == "#" and _SELECTOR.fullmatch(v):
         return True  # #add-password: an anchor or CSS id
 

@@ -108,6 +108,12 @@ CONTEXT = [
     ("non-ascii password in prose", "log in with password Grüße" + g.s(D, 4) + "ß and retry", None),
     ("token in prose", f"The datadog api key is {g.s(HEX, 32)}. Put it in CI.", None),
     ("password in a go test line", f'\tpassword := "{_pw}"', _pw),
+    ("camel-case modifier after the name", json.dumps({"mjApikeyPrivate": g.s(HEX, 32)}), None),
+    (
+        "password starting with a dollar sign",
+        'smtp_pass = "$' + g.s(LO, 5) + ";" + g.s(LO, 4) + '|&"',
+        None,
+    ),
 ]
 
 
@@ -156,6 +162,11 @@ LEFT_ALONE = [
         "snapshot connection kiln token cobalt batch parser marker7919",
     ),
     ("token counts in prose", "the token budget is 128000 and the prompt used tokens42 so far"),
+    (
+        "shell variables as values",
+        'password="$DB_PASS"\nsecret: ${APP_SECRET:-dev}\ntoken=$(cat ~/.tok)\nPASSWORD=$1\n',
+    ),
+    ("a name with a camel-case tail that is no modifier", '{"apiKeyHeader": "X-Api-Key"}'),
 ]
 
 
