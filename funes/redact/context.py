@@ -10,7 +10,9 @@ A password or an opaque API key has no format; what gives it away is the text ar
   `X-Octopus-ApiKey:`, `PRIVATE-TOKEN:`, `DD-API-KEY:`);
 * Kubernetes / ECS name–value pairs (`- name: DB_PASSWORD` + `value: …`, `{"name": …,
   "value": …}`) and Dockerfile `ENV NAME value`;
-* URL query parameters that carry keys (`?key=`, `&appid=`, `&access_token=`, `&sig=`).
+* URL query parameters that carry keys (`?key=`, `&appid=`, `&access_token=`, `&sig=`);
+* fields of a struct printed to a log the way Go's `%+v` prints it
+  (`&{Endpoint:https://… Token:… Timeout:30s}`) whose name announces a secret.
 
 Secrets in prose are funes.redact.prose's.
 
@@ -245,6 +247,19 @@ def _noise(value: str) -> bool:
     )
 
 
+def _struct_field(text: str, m: re.Match[str]) -> Span | None:
+    """`{… Token:value …}`: a secret-named field of a printed struct, the value up to the
+    next space or `}` (a pointer `0xc000…` or a nested struct is no value)."""
+    family = secret_name(m.group("n"))
+    start, end = m.span("v")
+    value = text[start:end]
+    if family is None or is_placeholder(value) or re.fullmatch(r"0x[0-9a-f]+", value):
+        return None
+    if family is not Family.PASSWORD and not strong_enough(value, family):
+        return None
+    return start, end
+
+
 CONTEXT_RULES: tuple[Rule, ...] = (
     rule(
         "secret_assignment",
@@ -275,6 +290,14 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         r"ENV[ \t]+(?P<n>[A-Za-z_][A-Za-z0-9_]{1,80})[ \t]+" + _V,
         ["ENV "],
         _named_value,
+    ),
+    rule(
+        "secret_assignment",
+        r"\{(?:[A-Z][A-Za-z0-9]*:[^\s{}]*[ \t]+){0,30}?"
+        r"(?P<n>(?:[A-Z][A-Za-z0-9]*)?(?:Token|Secret|Password|Passwd|Pass|Key|Auth|Credentials?)):"
+        r"(?P<v>[^\s{}]+)(?=[ \t]+[A-Z][A-Za-z0-9]*:|\})",
+        ["{"],
+        _struct_field,
     ),
     rule(
         "url_query_secret",

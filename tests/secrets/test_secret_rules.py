@@ -110,6 +110,11 @@ CONTEXT = [
     ("password in a go test line", f'\tpassword := "{_pw}"', _pw),
     ("camel-case modifier after the name", json.dumps({"mjApikeyPrivate": g.s(HEX, 32)}), None),
     (
+        "a secret field of a struct printed to a log",
+        f"config: &{{Endpoint:https://api.test Token:{_tok} Timeout:30s}}",
+        _tok,
+    ),
+    (
         "password starting with a dollar sign",
         'smtp_pass = "$' + g.s(LO, 5) + ";" + g.s(LO, 4) + '|&"',
         None,
@@ -167,6 +172,10 @@ LEFT_ALONE = [
         'password="$DB_PASS"\nsecret: ${APP_SECRET:-dev}\ntoken=$(cat ~/.tok)\nPASSWORD=$1\n',
     ),
     ("a name with a camel-case tail that is no modifier", '{"apiKeyHeader": "X-Api-Key"}'),
+    (
+        "printed structs without a secret",
+        "x: &{Name:foo Next:<nil> Key:primary}\nmap[Key:foo Value:bar]",
+    ),
 ]
 
 
