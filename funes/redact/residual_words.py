@@ -166,7 +166,6 @@ _SCHEME = re.compile(
     r"[\"']?(?:bearer|basic|token|digest|apikey|api-key|sso-key|[a-z][\w\-]{1,20})[ \t]+", re.I
 )
 _QUOTED = re.compile(r"\"([^\"\n]{1,200})\"|'([^'\n]{1,200})'|`([^`\n]{1,200})`|“([^”\n]{1,200})”")
-_BARE = re.compile(r"[^\s\"'`,;]+")
 _WORD = re.compile(r"[`\"'“‘(]?([^\s`\"'“”‘’,;(){}\[\]<>|]+)[`\"'”’)]?")
 # Where the sentence after a credential word ends, or turns out to be code (`=`, `{`, `f(x`).
 _SENTENCE_END = re.compile(r"[.!?](?:\s|$)|\n|—| - | \+ |[={};\[]|\((?![`\"'])")
