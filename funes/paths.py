@@ -9,6 +9,7 @@ Layout (FUNES_HOME set → everything under it; else platformdirs):
     data/memory.lock    the single-writer lock file
     spool/{tmp,new,claimed,failed}/   hook drop-box (0700)
     logs/               worker and hook logs (0600 files)
+    data/models/        the int8 graphs funes builds from the embedders (FUNES_MODEL_CACHE)
 """
 
 from __future__ import annotations
@@ -77,6 +78,12 @@ class Paths:
     # HF_HOME / HF_HUB_CACHE when set: where the model cache lives (`funes add` passes them on
     # to the MCP server, which some agents start with a whitelisted environment)
     hub_env: tuple[tuple[str, str], ...] = ()
+    model_cache: Path | None = None  # FUNES_MODEL_CACHE when set
+
+    @property
+    def models(self) -> Path:
+        """Where the int8 graphs built from the embedders are cached (rebuilt when missing)."""
+        return self.model_cache if self.model_cache is not None else self.data / "models"
 
     @property
     def memory_db(self) -> Path:
@@ -114,14 +121,15 @@ class Paths:
         """Where funes keeps its files. FUNES_HOME, if set, holds everything."""
         env = environment(env)
         hub = tuple((var, env[var]) for var in HUB_CACHE_VARS if env.get(var))
+        models = Path(env["FUNES_MODEL_CACHE"]).expanduser() if env.get("FUNES_MODEL_CACHE") else None
         if home := env.get("FUNES_HOME"):
             root = Path(home).expanduser()
-            return cls(root / "data", root / "spool", root / "logs", root, hub)
+            return cls(root / "data", root / "spool", root / "logs", root, hub, models)
         from platformdirs import PlatformDirs
 
         dirs = PlatformDirs("funes", appauthor=False)
         data = Path(dirs.user_data_dir)
-        return cls(data, data / "spool", Path(dirs.user_log_dir), None, hub)
+        return cls(data, data / "spool", Path(dirs.user_log_dir), None, hub, models)
 
 
 def environment(env: Mapping[str, str] | None = None) -> Mapping[str, str]:

@@ -80,7 +80,9 @@ class Runtime:
     def embedder(self, spec: ModelSpec) -> Embedder:
         """A lazily loading embedder for `spec` (one per spec per process)."""
         if spec.name not in self._embedders:
-            self._embedders[spec.name] = LazyEmbedder(spec, stamp_dir=self.stamp_dir)
+            self._embedders[spec.name] = LazyEmbedder(
+                spec, stamp_dir=self.stamp_dir, cache_dir=self.paths.models
+            )
         return self._embedders[spec.name]
 
     @property

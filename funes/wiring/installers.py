@@ -112,6 +112,8 @@ def settings_env(rt: Runtime) -> dict[str, str]:
     if rt.models.reranker != DEFAULT_RERANKER:
         env["FUNES_RERANKER"] = rt.models.reranker
     env.update(rt.paths.hub_env)
+    if rt.paths.model_cache is not None:
+        env["FUNES_MODEL_CACHE"] = str(rt.paths.model_cache)
     return env
 
 
