@@ -9,12 +9,28 @@
     ├── ModelUnavailable       weights not cached and cannot be fetched, or a hash mismatch
     ├── SourceError            a transcript source cannot be read at all
     ├── AgentError             an agent CLI or config cannot be used (installers, ask)
+    ├── NothingRecalled        `funes ask`: recall found nothing to ground an answer in
     ├── RemoteError            a remote memory cannot be read or written
+    │   ├── RemoteOffline      it cannot be reached (and nothing usable is cached)
+    │   ├── RemoteMissing      it does not exist, or these credentials cannot see it
+    │   ├── RemoteUnauthorized no credentials, or ones that may not do this
+    │   └── HeadMoved          another writer committed first (a push redoes its work)
     ├── PushRefused (2)        every pending row was held back by the secrets gate
     └── SecretScanFailed       the secret scanner cannot run: publish nothing (fail closed)
 
 Each error carries an optional `hint` (what to do next). Only the CLI and MCP
 adapters catch FunesError and render it; library code raises and never prints.
+
+Two internal trees are never shown as they are; the package that meets them translates them
+at its edge (a FunesError, or a skip that is counted):
+
+    HubError (funes.hf)        a Hub transfer failed: HubUnavailable, HubOffline, HubNotFound,
+                               HubUnauthorized, HubForbidden, HubConflict
+    EntryError (ValueError)    a spool file that is not a readable entry (funes.ingest)
+
+This module is the lowest layer: every module may import it, and it imports nothing of funes.
+The installers (outside the package, loaded at run time) raise their own InstallError, which
+funes.wiring turns into AgentError.
 """
 
 from __future__ import annotations
@@ -77,3 +93,62 @@ class PushRefused(FunesError):
 
 class SecretScanFailed(FunesError):
     """The secret scanner could not run or cannot be trusted: nothing may be published."""
+
+
+class NothingRecalled(FunesError):
+    """Recall found no passage for the question: nothing to ground an answer in."""
+
+
+class RemoteOffline(RemoteError):
+    """The remote cannot be reached (no network, offline mode, server error)."""
+
+
+class RemoteMissing(RemoteError):
+    """The remote does not exist (or is invisible to these credentials)."""
+
+
+class RemoteUnauthorized(RemoteError):
+    """No credentials, invalid ones, or ones that may read but not write."""
+
+
+class HeadMoved(RemoteError):
+    """Another writer committed since the snapshot a publish started from."""
+
+
+# -- internal: translated at their package's edge, never shown as they are --------------
+
+
+class HubError(Exception):
+    """A Hub operation failed. `status` is the HTTP status when there was one."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class HubUnavailable(HubError):
+    """A file could not be obtained from the Hub (offline, missing, unauthorized)."""
+
+
+class HubOffline(HubError):
+    """The Hub cannot be reached (no connection, offline mode, or a 5xx answer)."""
+
+
+class HubNotFound(HubError):
+    """The repository (or revision) does not exist, or the token cannot see it."""
+
+
+class HubUnauthorized(HubError):
+    """No token, or a token the Hub does not accept (401)."""
+
+
+class HubForbidden(HubError):
+    """The token is valid but may not do this (403: typically a read-only token)."""
+
+
+class HubConflict(HubError):
+    """The branch moved since `parent_commit` was read (409 or 412)."""
+
+
+class EntryError(ValueError):
+    """A spool file that is not a readable entry of a version this funes knows."""

@@ -24,40 +24,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from funes.errors import (
+    HubConflict,
+    HubError,
+    HubForbidden,
+    HubNotFound,
+    HubOffline,
+    HubUnauthorized,
+    HubUnavailable,
+)
+
 REPO_TYPE = "dataset"
 BRANCH = "main"
-
-
-class HubError(Exception):
-    """A Hub operation failed. `status` is the HTTP status when there was one."""
-
-    def __init__(self, message: str, *, status: int | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-class HubUnavailable(HubError):
-    """A file could not be obtained from the Hub (offline, missing, unauthorized)."""
-
-
-class HubOffline(HubError):
-    """The Hub cannot be reached (no connection, offline mode, or a 5xx answer)."""
-
-
-class HubNotFound(HubError):
-    """The repository (or revision) does not exist, or the token cannot see it."""
-
-
-class HubUnauthorized(HubError):
-    """No token, or a token the Hub does not accept (401)."""
-
-
-class HubForbidden(HubError):
-    """The token is valid but may not do this (403: typically a read-only token)."""
-
-
-class HubConflict(HubError):
-    """The branch moved since `parent_commit` was read (409 or 412)."""
 
 
 def _classify(exc: BaseException, what: str) -> HubError:

@@ -52,7 +52,6 @@ class IndexParams:
     include_thinking: bool = True
     limit: int | None = None  # at most this many units (sessions/files) per run
     embed_batch: int = 32  # chunks per embedding call
-    max_block_chars: int = 200_000  # a block longer than this is cut (tail dropped, marked)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from funes.store import Store
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
@@ -51,3 +56,16 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def funes_env() -> dict[str, str]:
     """The environment a `python -m funes` subprocess should run with (the isolated one)."""
     return dict(os.environ)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    """An empty, writable memory at tmp_path/memory.db (closed after the test).
+
+    Fill it with support.memory.fill; a test that needs a second memory opens it beside.
+    """
+    from funes.store import Store
+
+    opened = Store.open(tmp_path / "memory.db")
+    yield opened
+    opened.close()

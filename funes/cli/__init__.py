@@ -1,104 +1,16 @@
-"""The click adapter: parse → commands → render → exit code. The one error boundary of the CLI.
+"""The click adapter: parse → commands → render → exit code. One module per verb.
 
-Results go to stdout; progress, warnings and errors go to stderr. A FunesError becomes
-`funes: <message>` (+ `hint: …`) on stderr and its exit code (1; 75 when the memory is locked;
-2 when a push was refused for secrets).
+    main.py     the `funes` group, logging, main(): FunesError → message + hint + exit code
+    common.py   the Runtime injection, output-format choice, shared options and types
+    index.py  recall.py  get.py  status.py  add.py  remove.py  push.py  scrub.py  ask.py
+    spool.py  watch.py  mcp.py (`funes mcp` only starts funes.mcp_server)
+
+Results go to stdout; progress, warnings and errors go to stderr.
 """
 
 from __future__ import annotations
 
-import logging
-import os
-import sys
-import traceback
-
-import click
-
-from funes import __version__
-from funes.cli.add import add
-from funes.cli.ask import ask
 from funes.cli.common import pass_runtime
-from funes.cli.get import get
-from funes.cli.index import index
-from funes.cli.mcp import mcp
-from funes.cli.push import push
-from funes.cli.recall import recall
-from funes.cli.remove import remove
-from funes.cli.scrub import scrub
-from funes.cli.spool import spool
-from funes.cli.status import status
-from funes.cli.watch import watch
-from funes.errors import FunesError
+from funes.cli.main import cli, main
 
 __all__ = ["cli", "main", "pass_runtime"]
-
-
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="funes")
-@click.option("--debug", is_flag=True, help="Show tracebacks and debug logs on stderr.")
-@click.pass_context
-def cli(ctx: click.Context, debug: bool) -> None:
-    """funes: durable, local-first memory for AI coding agents.
-
-    Index the transcripts Claude Code, Codex, pi and Hermes leave on disk, then recall raw
-    passages from them with exact provenance.
-    """
-    ctx.ensure_object(dict)
-    ctx.obj["debug"] = debug
-    _configure_logging(debug)
-
-
-# Libraries that log chatter (pylance sets its own logger to INFO; huggingface_hub prints its
-# retry warnings itself and logs them again): only their errors reach the user's stderr.
-_QUIET_LIBRARIES = ("pylance", "huggingface_hub", "filelock")
-
-
-class _QuietLibraries(logging.Filter):
-    def filter(self, record: logging.LogRecord) -> bool:
-        quiet = record.name.split(".")[0] in _QUIET_LIBRARIES
-        return record.levelno >= logging.ERROR if quiet else record.levelno >= logging.WARNING
-
-
-def _configure_logging(debug: bool) -> None:
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("funes: %(levelname)s %(name)s: %(message)s"))
-    if not debug:
-        handler.addFilter(_QuietLibraries())
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(logging.DEBUG if debug else logging.WARNING)
-    # Lance's Rust core logs through its own variable (KMeans chatter while indexing a push).
-    os.environ.setdefault("LANCE_LOG", "debug" if debug else "error")
-
-
-for command in (index, recall, get, status, add, remove, push, scrub, mcp, ask, spool, watch):
-    cli.add_command(command)
-
-
-def main(argv: list[str] | None = None) -> None:
-    """Entry point of the `funes` console script."""
-    debug = "--debug" in (argv if argv is not None else sys.argv[1:])
-    try:
-        cli.main(args=argv, prog_name="funes", standalone_mode=False)
-    except FunesError as exc:
-        if debug:
-            traceback.print_exc()
-        click.echo(f"funes: {exc.message}", err=True)
-        if exc.hint:
-            click.echo(f"  hint: {exc.hint}", err=True)
-        sys.exit(exc.exit_code)
-    except click.exceptions.Abort:
-        click.echo("funes: aborted", err=True)
-        sys.exit(130)
-    except click.ClickException as exc:
-        exc.show()
-        # A usage error is exit 1 like any other error: AGENTS.md keeps 2 for a push the
-        # secrets gate refused (click's own convention would be 2 for both).
-        sys.exit(1 if isinstance(exc, click.UsageError) else exc.exit_code)
-    except click.exceptions.Exit as exc:
-        sys.exit(exc.exit_code)
-    except KeyboardInterrupt:
-        sys.exit(130)
-    except BrokenPipeError:
-        sys.exit(0)
-    sys.exit(0)

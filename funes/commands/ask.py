@@ -33,7 +33,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from funes.commands.recall import RecallOutcome, RecallRequest, run_recall
-from funes.errors import AgentError, FunesError, UsageError
+from funes.errors import AgentError, NothingRecalled, UsageError
 from funes.memory import MemoryRef, Runtime
 from funes.retrieval import Hit
 from funes.settings import RECALL
@@ -50,10 +50,6 @@ class AskAgent(StrEnum):
 
     CLAUDE = "claude"
     CODEX = "codex"
-
-
-class NothingRecalled(FunesError):
-    """Recall found no passage for the question: nothing to ground an answer in."""
 
 
 @dataclass(frozen=True, slots=True)

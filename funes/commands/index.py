@@ -9,9 +9,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from funes.commands.spool import run_drain
-from funes.errors import UsageError
-from funes.ingest import DrainReport, IndexJob, IndexReport, Progress, index
-from funes.ingest.reembed import ReembedReport, reembed
+from funes.errors import SourceError, UsageError
+from funes.ingest import DrainReport, IndexJob, IndexReport, Progress, ReembedReport, index, reembed
 from funes.memory import MemoryKind, MemoryRef, Runtime, open_for_write
 from funes.redact import default_scanner
 from funes.settings import INDEX, SPOOL, IndexParams
@@ -96,12 +95,8 @@ def run_index(
             if embedder is not None and request.path is None:
                 deadline = None if unbudgeted else started + params.budget_s
                 upgraded = reembed(store, embedder, deadline=deadline, progress=reembed_progress)
-        if request.path is not None and report.units_seen == 0:
-            raise UsageError(
-                f"{request.path} holds no transcript funes can read",
-                hint="give a Claude Code, Codex or pi JSONL transcript (or a directory of them), "
-                "a Hermes state.db, or an agent-traces .parquet file",
-            )
+        if request.path is not None:
+            _check_read(request.path, report)
         outcome = IndexOutcome(
             report=report,
             sources=[s.harness.value for s in sources],
@@ -120,3 +115,25 @@ def run_index(
             rt, wait_lock_s=DRAIN_WAIT_S, params=replace(SPOOL, idle_exit_s=0.0)
         )
     return outcome
+
+
+def _check_read(path: Path, report: IndexReport) -> None:
+    """An explicit PATH that yields nothing readable is an error (a sweep never is: one bad
+    transcript must not sink it, and its failures are in the report).
+
+    Raises SourceError when PATH holds no transcript funes recognises, or when every unit it
+    holds failed to be read (none indexed, none already up to date).
+    """
+    if report.units_seen == 0:
+        raise SourceError(
+            f"{path} holds no transcript funes can read",
+            hint="give a Claude Code, Codex or pi JSONL transcript (or a directory of them), "
+            "a Hermes state.db, or an agent-traces .parquet file",
+        )
+    if report.failures and report.units_indexed == 0 and report.units_unchanged == 0:
+        first = report.failures[0]
+        raise SourceError(
+            f"cannot read {path}: {first.error}"
+            + (f" (and {len(report.failures) - 1} more)" if len(report.failures) > 1 else ""),
+            hint="check that the file is complete and readable by this user; nothing was indexed",
+        )

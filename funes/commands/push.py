@@ -6,11 +6,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from funes.errors import NoIndex
+from funes.errors import NoIndex, RemoteOffline
 from funes.memory import MemoryKind, MemoryRef, Runtime, as_push_target, remote_for
 from funes.paths import ensure_private_dir
 from funes.redact import Scanner, default_scanner
-from funes.remote import PushOptions, PushReport, RemoteOffline, forget_check, push
+from funes.remote import PushOptions, PushReport, forget_check, push
 
 
 def receipts_dir(rt: Runtime) -> Path:

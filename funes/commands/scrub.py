@@ -17,10 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from funes.errors import NoIndex
-from funes.ingest.scrub import ScrubReport, scrub
+from funes.ingest import ScrubReport, scrub
 from funes.memory import MemoryRef, Runtime, open_for_write
-from funes.redact import Scanner, default_scanner
-from funes.redact.gate import GateResult, GateRow, gate
+from funes.redact import GateResult, GateRow, Scanner, default_scanner, gate
 from funes.store import Store
 
 

@@ -10,8 +10,7 @@ from funes.chunks import EMBED_INPUT
 from funes.commands.push import receipts_dir
 from funes.commands.scrub import held_back_summary
 from funes.errors import FunesError, SecretScanFailed
-from funes.ingest import TOP_TIER, AgentBacklog, Spool, owed, worker_active
-from funes.ingest.reembed import chunks_owed
+from funes.ingest import TOP_TIER, AgentBacklog, Spool, chunks_owed, owed, worker_active
 from funes.memory import (
     MemoryKind,
     MemoryRef,

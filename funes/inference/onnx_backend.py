@@ -22,8 +22,8 @@ from numpy.typing import NDArray
 from tokenizers import Tokenizer
 
 from funes.chunks import EMBED_INPUT, FLOAT32_RECIPES
-from funes.errors import ModelUnavailable
-from funes.hf import HubUnavailable, download_file
+from funes.errors import HubUnavailable, ModelUnavailable
+from funes.hf import download_file
 from funes.inference.spec import ModelFile, ModelSpec, Pooling
 from funes.paths import create_private_file, ensure_private_dir
 

@@ -4,6 +4,7 @@
     spool.py     the spool directory: entry format, enqueue/claim/ack/park, worker lock
     drain.py     a worker's drain: claim, settle, index the named units, ack or retry
     scrub.py     rewriting stored rows under newer redaction rules
+    reembed.py   re-embedding stored chunks in place under the current recipe
     watch.py     a watchdog observer that drains and indexes as files change
 
 Other layers import from this package, never from its modules.
@@ -37,10 +38,10 @@ from funes.ingest.indexing import (
     order_units,
     owed,
 )
+from funes.ingest.reembed import ReembedReport, chunks_owed, reembed
 from funes.ingest.scrub import ScrubReport, scrub
 from funes.ingest.spool import (
     AgentBacklog,
-    EntryError,
     Spool,
     SpoolEntry,
     agent_of,
@@ -56,10 +57,10 @@ __all__ = [
     "Claimed",
     "DrainPlan",
     "DrainReport",
-    "EntryError",
     "IndexJob",
     "IndexReport",
     "Progress",
+    "ReembedReport",
     "ScrubReport",
     "Spool",
     "SpoolEntry",
@@ -69,6 +70,7 @@ __all__ = [
     "agent_of",
     "apply_plan",
     "backfill_vectors",
+    "chunks_owed",
     "claim_batch",
     "entry_sources",
     "fail",
@@ -79,6 +81,7 @@ __all__ = [
     "owed",
     "plan_entries",
     "process",
+    "reembed",
     "scrub",
     "settle",
     "worker_active",

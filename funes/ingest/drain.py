@@ -20,9 +20,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from funes.errors import IncompatibleStore, StoreLocked
+from funes.errors import EntryError, IncompatibleStore, StoreLocked
 from funes.ingest.indexing import TOP_TIER, IndexJob, IndexReport, index, index_unit, owed
-from funes.ingest.spool import EntryError, Spool, SpoolEntry, agent_of
+from funes.ingest.spool import Spool, SpoolEntry, agent_of
 from funes.settings import SPOOL, SpoolParams
 from funes.traces import AGENTS, Agent, AgentHomes, Harness, TraceSource, Unit
 

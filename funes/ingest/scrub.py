@@ -14,8 +14,7 @@ from dataclasses import dataclass, field
 from funes.chunks import LEGACY_EMBED_INPUT
 from funes.inference import Embedder
 from funes.ingest.embed_input import stored_embedding_inputs
-from funes.redact import Scanner
-from funes.redact.gate import rewrite_block
+from funes.redact import Scanner, rewrite_block
 from funes.store import BlockRows, Store
 
 BATCH_BLOCKS = 256

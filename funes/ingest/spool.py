@@ -31,6 +31,7 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
+from funes.errors import EntryError
 from funes.paths import PRIVATE_FILE, ensure_private_dir
 from funes.traces import Harness
 
@@ -38,10 +39,6 @@ log = logging.getLogger(__name__)
 
 ENTRY_VERSION = 1
 SUBDIRS = ("tmp", "new", "claimed", "failed", "seen", "logs")
-
-
-class EntryError(ValueError):
-    """A spool file that is not a readable entry of a version this funes knows."""
 
 
 @dataclass(frozen=True, slots=True)

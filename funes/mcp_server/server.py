@@ -73,8 +73,8 @@ def _load(wire: Wire, loaded: dict[str, Any], runtime: Runtime | None) -> None:
         import mcp_types  # noqa: F401
 
         import funes.commands  # noqa: F401
-        import funes.render.agent  # noqa: F401
         from funes.memory import Runtime
+        from funes.render import agent  # noqa: F401
 
         loaded["runtime"] = runtime or Runtime.resolve()
     except BaseException as exc:  # surfaced by serve() in the main thread

@@ -32,7 +32,7 @@ from typing import Any
 log = logging.getLogger("funes.mcp")
 
 # Mirrors mcp_types.version (HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION) of the pinned
-# SDK; tests/test_mcp_server.py checks they agree, and the hand-over checks each early answer.
+# SDK; tests/mcp_server/test_mcp_server.py checks they agree, and the hand-over checks each early answer.
 HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 LATEST_HANDSHAKE_VERSION = HANDSHAKE_VERSIONS[-1]
 

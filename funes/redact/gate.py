@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from funes.chunks import reassemble_spans
 from funes.errors import SecretScanFailed
-from funes.redact import MARKER_PREFIX, Finding, Scanner, merge
+from funes.redact.scanner import MARKER_PREFIX, Finding, Scanner, merge
 
 BlockKey = tuple[str, str, int]  # (session_id, turn_id, block_idx)
 

@@ -8,15 +8,7 @@ implement the `Remote` protocol.
 
 from __future__ import annotations
 
-from funes.remote.base import (
-    HeadMoved,
-    Remote,
-    RemoteMissing,
-    RemoteOffline,
-    RemoteState,
-    RemoteUnauthorized,
-    Snapshot,
-)
+from funes.remote.base import Remote, RemoteState, Snapshot
 from funes.remote.directory import DirRemote, is_export_dir
 from funes.remote.hub import HubRemote
 from funes.remote.push import PushOptions, PushReport, push, receipt_path
@@ -25,15 +17,11 @@ from funes.remote.read import CachedMemory, forget_check, open_cached
 __all__ = [
     "CachedMemory",
     "DirRemote",
-    "HeadMoved",
     "HubRemote",
     "PushOptions",
     "PushReport",
     "Remote",
-    "RemoteMissing",
-    "RemoteOffline",
     "RemoteState",
-    "RemoteUnauthorized",
     "Snapshot",
     "forget_check",
     "is_export_dir",

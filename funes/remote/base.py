@@ -15,7 +15,6 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Protocol
 
-from funes.errors import RemoteError
 from funes.remote.lance_export import TABLE
 
 MANIFEST = "funes.json"
@@ -28,22 +27,6 @@ class RemoteState(StrEnum):
     MISSING = "missing"  # does not exist, or this token cannot see it
     OFFLINE = "offline"  # cannot be reached
     UNAUTHORIZED = "unauthorized"  # the credentials are refused
-
-
-class RemoteOffline(RemoteError):
-    """The remote cannot be reached (no network, offline mode, server error)."""
-
-
-class RemoteMissing(RemoteError):
-    """The remote does not exist (or is invisible to these credentials)."""
-
-
-class RemoteUnauthorized(RemoteError):
-    """No credentials, invalid ones, or ones that may read but not write."""
-
-
-class HeadMoved(RemoteError):
-    """Another writer committed since the snapshot a publish started from."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from filelock import FileLock
 
-from funes.errors import RemoteError
-from funes.remote.base import MANIFEST, HeadMoved, RemoteMissing, RemoteState, Snapshot
+from funes.errors import HeadMoved, RemoteError, RemoteMissing
+from funes.remote.base import MANIFEST, RemoteState, Snapshot
 from funes.remote.lance_export import TABLE
 
 LOCK = ".funes.lock"

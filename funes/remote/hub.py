@@ -19,17 +19,20 @@ from collections.abc import Callable
 from pathlib import Path
 
 from funes import hf
-from funes.errors import RemoteError
-from funes.remote.base import (
-    CARD,
-    MANIFEST,
+from funes.errors import (
     HeadMoved,
+    HubConflict,
+    HubError,
+    HubForbidden,
+    HubNotFound,
+    HubOffline,
+    HubUnauthorized,
+    RemoteError,
     RemoteMissing,
     RemoteOffline,
-    RemoteState,
     RemoteUnauthorized,
-    Snapshot,
 )
+from funes.remote.base import CARD, MANIFEST, RemoteState, Snapshot
 from funes.remote.lance_export import TABLE
 
 PATTERNS = (f"{TABLE}/**", MANIFEST, CARD)
@@ -38,29 +41,29 @@ _LINK = "<symlink>"
 TOKEN_HINT = "run `hf auth login` with a token that can write to it, or set HF_TOKEN"
 
 
-def _mapped(exc: hf.HubError, label: str, *, writing: bool = False) -> RemoteError:
-    if isinstance(exc, hf.HubOffline):
+def _mapped(exc: HubError, label: str, *, writing: bool = False) -> RemoteError:
+    if isinstance(exc, HubOffline):
         return RemoteOffline(
             f"cannot reach the Hugging Face Hub for {label} (offline?)",
             hint="check the network, or read the last cached copy with --offline",
         )
-    if isinstance(exc, hf.HubNotFound):
+    if isinstance(exc, HubNotFound):
         return RemoteMissing(
             f"{label} does not exist, or your token cannot see it",
             hint="check the name; a private dataset needs a token of an account that can read it"
             + ("; `funes push <repo> --create` creates it (private)" if writing else ""),
         )
-    if isinstance(exc, hf.HubUnauthorized):
+    if isinstance(exc, HubUnauthorized):
         return RemoteUnauthorized(
             f"the Hugging Face Hub refused your token for {label}", hint=TOKEN_HINT
         )
-    if isinstance(exc, hf.HubForbidden):
+    if isinstance(exc, HubForbidden):
         return RemoteUnauthorized(
             f"your Hugging Face token cannot write to {label} (a read-only token?)",
             hint="create a token with write access at https://huggingface.co/settings/tokens, then "
             + TOKEN_HINT,
         )
-    if isinstance(exc, hf.HubConflict):
+    if isinstance(exc, HubConflict):
         return HeadMoved(f"{label} moved while pushing")
     return RemoteError(f"{label}: {exc}")
 
@@ -80,9 +83,9 @@ class HubRemote:
             if not hf.repo_exists(self.repo_id):
                 return RemoteState.MISSING
             snap = self.snapshot(self.head())
-        except (RemoteOffline, hf.HubOffline):
+        except (RemoteOffline, HubOffline):
             return RemoteState.OFFLINE
-        except (RemoteUnauthorized, hf.HubUnauthorized):
+        except (RemoteUnauthorized, HubUnauthorized):
             return RemoteState.UNAUTHORIZED
         except RemoteMissing:
             return RemoteState.MISSING
@@ -97,13 +100,13 @@ class HubRemote:
     def create(self, *, private: bool) -> None:
         try:
             hf.create_repo(self.repo_id, private=private)
-        except hf.HubError as exc:
+        except HubError as exc:
             raise _mapped(exc, self.label, writing=True) from exc
 
     def head(self) -> str:
         try:
             return hf.head_commit(self.repo_id)
-        except hf.HubError as exc:
+        except HubError as exc:
             raise _mapped(exc, self.label) from exc
 
     def snapshot(self, commit: str, *, local_only: bool = False) -> Snapshot:
@@ -111,7 +114,7 @@ class HubRemote:
             root = hf.snapshot(
                 self.repo_id, revision=commit, patterns=PATTERNS, local_only=local_only
             )
-        except hf.HubError as exc:
+        except HubError as exc:
             raise _mapped(exc, self.label) from exc
         return Snapshot(commit, root)
 
@@ -127,7 +130,7 @@ class HubRemote:
                 return hf.create_commit(
                     self.repo_id, files, message=message, parent_commit=base.commit
                 )
-            except hf.HubError as exc:
+            except HubError as exc:
                 raise _mapped(exc, self.label, writing=True) from exc
 
 

@@ -23,20 +23,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from funes.chunks import EMBED_INPUT
-from funes.errors import PushRefused, RemoteError, SecretScanFailed
-from funes.paths import ensure_private_dir
-from funes.redact import Scanner
-from funes.redact.gate import GateRow, gate
-from funes.remote import lance_export
-from funes.remote.base import (
+from funes.errors import (
     HeadMoved,
-    Remote,
+    PushRefused,
+    RemoteError,
     RemoteMissing,
     RemoteOffline,
-    RemoteState,
     RemoteUnauthorized,
-    Snapshot,
+    SecretScanFailed,
 )
+from funes.paths import ensure_private_dir
+from funes.redact import GateRow, Scanner, gate
+from funes.remote import lance_export
+from funes.remote.base import Remote, RemoteState, Snapshot
 from funes.remote.card import PushFacts, write_sidecars
 from funes.store import Outbox
 

@@ -24,10 +24,10 @@ from pathlib import Path
 from filelock import FileLock
 
 from funes.chunks import Chunk
-from funes.errors import NoIndex
+from funes.errors import NoIndex, RemoteOffline
 from funes.paths import ensure_private_dir, make_private_file
 from funes.remote import lance_export
-from funes.remote.base import Remote, RemoteOffline, Snapshot
+from funes.remote.base import Remote, Snapshot
 from funes.store import DEFAULT_VECTOR_ELEMENT, Store, seal
 from funes.traces import BlockType, Harness, Role
 

@@ -1,1 +1,10 @@
-"""How results look: `agent` (stable, parsed by agents) and `human` (rich, free to change)."""
+"""How results look: `agent` (stable, parsed by agents) and `human` (rich, free to change).
+
+    agent.py  the agent format of AGENTS.md (golden-tested)
+    human.py  rich renderings for a terminal (imported only when one is wanted)
+
+The modules are the public names: `from funes.render import agent`. Importing this package
+imports neither (rich stays off the paths that print the agent format).
+"""
+
+__all__ = ["agent", "human"]

@@ -23,8 +23,7 @@ from funes.retrieval.guard import guard_block, guard_chunk, guard_chunks
 from funes.retrieval.types import Hit, RecallResult, TurnView
 from funes.settings import RECALL, Leg, RecallParams
 from funes.store import NO_FILTERS, Filters, Store
-from funes.traces import parse_ts
-from funes.traces.model import clean_text
+from funes.traces import clean_text, parse_ts
 
 
 class _Clock:

@@ -68,7 +68,7 @@ class BlockType(StrEnum):
         return {"text": 0, "thinking": 0, "tool_use": 1, "tool_result": 2}[self.value]
 
 
-MAX_BLOCK_CHARS = 200_000
+MAX_BLOCK_CHARS = 200_000  # a block longer than this is cut at parse time (tail dropped, marked)
 _CUT_MARK = "\n[… cut by funes: {n} more characters]"
 
 # `data:<media-type>;base64,<payload>` where `data:` starts a token and the media type has no

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from sessions import write_claude_session
+from support.claude import write_claude_session
 
 from bench.remote_latency import run_isolated
 from bench.report import remote_rows

@@ -1,4 +1,6 @@
-"""The CLI end to end, in subprocesses, with the real offline embedder."""
+"""The CLI end to end with the real offline embedder: in subprocesses where the process is
+what is tested (indexing, models, the exit of `python -m funes`), in-process (`main()`) for
+error paths, which need none."""
 
 from __future__ import annotations
 
@@ -6,10 +8,12 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from claude_lines import conversation, write_session
+from support.claude import conversation, write_session
 
 from funes.paths import Paths
 from funes.store import Store
@@ -43,6 +47,35 @@ def funes(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     return out
 
 
+@dataclass(frozen=True)
+class Ran:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def run(capsys: pytest.CaptureFixture[str]) -> Callable[..., Ran]:
+    """`funes ARGS` in this process, through main() (the CLI's one error boundary)."""
+    import logging
+
+    from funes.cli import main
+
+    def invoke(*args: str) -> Ran:
+        root = logging.getLogger()
+        handlers, level = root.handlers[:], root.level
+        try:
+            with pytest.raises(SystemExit) as done:
+                main(list(args))
+        finally:
+            root.handlers[:], root.level = handlers, level
+        out = capsys.readouterr()
+        code = done.value.code
+        return Ran(code if isinstance(code, int) else 1, out.out, out.err)
+
+    return invoke
+
+
 def test_index_recall_get_round_trip_with_provenance(isolated_env: Path) -> None:
     write_session(isolated_env, conversation(PAIRS))
     idx = funes("index")
@@ -74,8 +107,10 @@ def test_get_of_an_unknown_turn_says_so_and_exits_1(isolated_env: Path) -> None:
     )
 
 
-def test_recall_before_any_index_explains_what_to_run(isolated_env: Path) -> None:
-    out = funes("recall", "anything", check=False)
+def test_recall_before_any_index_explains_what_to_run(
+    isolated_env: Path, run: Callable[..., Ran]
+) -> None:
+    out = run("recall", "anything")
     assert out.returncode == 1
     assert "no memory yet" in out.stderr and "funes index" in out.stderr
     assert out.stdout == ""
@@ -136,13 +171,24 @@ def test_the_same_file_by_relative_and_absolute_path_is_one_unit(
 
 
 def test_an_explicit_path_that_holds_no_transcript_is_an_error(
-    isolated_env: Path, tmp_path: Path
+    isolated_env: Path, tmp_path: Path, run: Callable[..., Ran]
 ) -> None:
     junk = tmp_path / "notes.txt"
     junk.write_text("just some notes\n")
-    out = funes("index", str(junk), check=False)
+    out = run("index", str(junk))
     assert out.returncode == 1
     assert "holds no transcript funes can read" in out.stderr and "hint:" in out.stderr
+
+
+def test_an_explicit_path_none_of_which_can_be_read_is_an_error(
+    isolated_env: Path, tmp_path: Path, run: Callable[..., Ran]
+) -> None:
+    broken = tmp_path / "traces.parquet"
+    broken.write_bytes(b"PAR1 this is not a Parquet file at all")
+    out = run("index", str(broken))
+    assert out.returncode == 1 and out.stdout == ""
+    assert f"cannot read {broken}" in out.stderr and "hint:" in out.stderr
+    assert "Traceback" not in out.stderr
 
 
 def test_index_summaries_are_not_hard_wrapped_when_stderr_is_a_pipe(isolated_env: Path) -> None:
@@ -153,9 +199,9 @@ def test_index_summaries_are_not_hard_wrapped_when_stderr_is_a_pipe(isolated_env
 
 
 def test_a_usage_error_exits_1_not_2_which_is_kept_for_a_refused_push(
-    isolated_env: Path,
+    isolated_env: Path, run: Callable[..., Ran]
 ) -> None:
-    out = funes("recall", "anything", "--no-such-flag", check=False)
+    out = run("recall", "anything", "--no-such-flag")
     assert out.returncode == 1
     assert "No such option" in out.stderr and out.stdout == ""
 
@@ -174,37 +220,43 @@ def test_a_huge_window_and_a_nan_half_life_are_answered_not_tracebacks(
     assert "--half-life" in nan.stderr and "Traceback" not in nan.stderr
 
 
-def test_an_empty_recall_query_is_a_usage_error_not_arbitrary_hits(isolated_env: Path) -> None:
+def test_an_empty_recall_query_is_a_usage_error_not_arbitrary_hits(
+    isolated_env: Path, run: Callable[..., Ran]
+) -> None:
     write_session(isolated_env, conversation(PAIRS))
     funes("index")
     for query in ("", "   "):
-        out = funes("recall", query, check=False)
+        out = run("recall", query)
         assert out.returncode == 1 and out.stdout == ""
         assert "a recall query is required" in out.stderr
 
 
-def test_a_blank_get_id_is_a_usage_error_not_an_empty_not_found(isolated_env: Path) -> None:
+def test_a_blank_get_id_is_a_usage_error_not_an_empty_not_found(
+    isolated_env: Path, run: Callable[..., Ran]
+) -> None:
     write_session(isolated_env, conversation(PAIRS))
     funes("index")
     for args in (("", ""), ("  ", "t1"), ("s1", "")):
-        out = funes("get", *args, check=False)
+        out = run("get", *args)
         assert out.returncode == 1 and out.stdout == ""
         assert "get needs a session id and a turn id" in out.stderr
 
 
 def test_a_memory_whose_folder_cannot_be_made_is_a_clear_error(
-    isolated_env: Path, tmp_path: Path
+    isolated_env: Path, tmp_path: Path, run: Callable[..., Ran]
 ) -> None:
     write_session(isolated_env, conversation(PAIRS))
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("a file where the memory's folder should be")
-    out = funes("index", "--memory", f"file://{blocker}/team/memory.db", check=False)
+    out = run("index", "--memory", f"file://{blocker}/team/memory.db")
     assert out.returncode != 0 and "Traceback" not in out.stderr
     assert "cannot create the folder of memory" in out.stderr and str(blocker) in out.stderr
 
 
-def test_scrub_without_a_memory_says_so_and_creates_none(isolated_env: Path) -> None:
-    out = funes("scrub", check=False)
+def test_scrub_without_a_memory_says_so_and_creates_none(
+    isolated_env: Path, run: Callable[..., Ran]
+) -> None:
+    out = run("scrub")
     assert out.returncode == 1 and out.stdout == ""
     assert "nothing to scrub" in out.stderr
     assert not Paths.resolve().memory_db.exists()

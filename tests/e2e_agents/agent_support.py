@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from claude_sessions import index_into_local_memory, write_claude_session
+from support.claude import CWD, SESSION_ID, index_into_local_memory, write_claude_session
 
 HERE = Path(__file__).resolve().parent
 AGENTS_DIR = Path(os.environ.get("AGENTS_DIR") or "/var/cache/agent-e2e")
@@ -80,7 +80,7 @@ def requests_to(log: Path, suffix: str) -> list[dict[str, Any]]:
 
 def sample_memory(tmp_path: Path) -> dict[str, Any]:
     """Index the synthetic Claude Code session into the test's local memory."""
-    written = write_claude_session(tmp_path / "transcripts" / "projects")
+    written = write_claude_session(tmp_path / "transcripts", session_id=SESSION_ID, cwd=CWD)
     assert index_into_local_memory(written.path) > 0
     return {"turn_ids": written.turn_ids}
 

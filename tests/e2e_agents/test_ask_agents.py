@@ -31,7 +31,7 @@ from agent_support import (
     requests_to,
     sample_memory,
 )
-from claude_sessions import SESSION_ID
+from support.claude import SESSION_ID
 
 pytestmark = pytest.mark.agent_e2e
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
-from claude_lines import conversation, write_session
 from fakes import BagOfWordsEmbedder, RecordingEmbedder
+from support.claude import conversation, write_session
 
 from funes.chunks import EMBED_INPUT, LEGACY_EMBED_INPUT
 from funes.ingest import IndexJob, index

@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from claude_lines import conversation, write_session
 from fakes import BagOfWordsEmbedder
+from support.claude import conversation, write_session
 
 from funes.ingest import IndexJob, index
 from funes.redact import RuleScanner

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from claude_lines import conversation, write_session
 from fakes import BagOfWordsEmbedder, RecordingEmbedder
+from support.claude import conversation, write_session
 
 from funes.chunks import EMBED_INPUT, LEGACY_EMBED_INPUT
 from funes.commands.index import IndexRequest, run_index

@@ -13,7 +13,8 @@ import pytest
 from fakes import BagOfWordsEmbedder
 from support.claude import append_turns, session_path, stop_payload
 
-from funes.ingest import DrainReport, EntryError, IndexJob, Spool, SpoolEntry, claim_batch, process
+from funes.errors import EntryError
+from funes.ingest import DrainReport, IndexJob, Spool, SpoolEntry, claim_batch, process
 from funes.redact import default_scanner
 from funes.settings import SPOOL
 from funes.store import Store
@@ -142,13 +143,6 @@ class ExplodingSource:
 
     def unit_for_hook(self, payload: Mapping[str, object]) -> Unit | None:
         return next(iter(self.units())) if payload.get("session_file") else None
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    s = Store.open(tmp_path / "memory.db")
-    yield s
-    s.close()
 
 
 def job_for(store: Store) -> IndexJob:

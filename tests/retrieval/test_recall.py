@@ -5,8 +5,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from fakes import BagOfWordsEmbedder, OverlapReranker
+from support.memory import memory_with
 
-from funes.chunks import chunk_turn
 from funes.retrieval import get_turns, recall
 from funes.settings import RECALL
 from funes.store import Filters, Store
@@ -16,12 +16,7 @@ NOW = datetime(2026, 3, 1, tzinfo=UTC)
 
 
 def _store(tmp_path: Path, turns: list[Turn]) -> Store:
-    emb = BagOfWordsEmbedder()
-    store = Store.open(tmp_path / "m.db")
-    store.stamp_model(emb.model_id, emb.dim)
-    chunks = [c for t in turns for c in chunk_turn(t)]
-    store.add(chunks, emb.embed([c.text for c in chunks]))
-    return store
+    return memory_with(tmp_path / "m.db", turns, BagOfWordsEmbedder())
 
 
 def _t(

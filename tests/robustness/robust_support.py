@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from support.claude import record
+
 from funes.chunks import chunk_turn
 from funes.store.db import sqlite_module
 from funes.traces import Block, BlockType, Harness, Role, Turn
@@ -124,19 +126,15 @@ def claude_lines(session: str, turns: int, *, start: int = 0, words: int = 40) -
         text = f"turn {n} of {session[:8]}: " + _text(_seed(session, n), words)
         content: Any = text if kind == "user" else [{"type": "text", "text": text}]
         yield _line(
-            {
-                "parentUuid": None if n == 0 else f"{session[:8]}-{n - 1:08d}",
-                "isSidechain": False,
-                "userType": "external",
-                "cwd": "/home/dev/src/kilnbook",
-                "sessionId": session,
-                "version": "2.1.197",
-                "gitBranch": "main",
-                "type": kind,
-                "message": {"role": kind, "content": content},
-                "uuid": f"{session[:8]}-{n:08d}",
-                "timestamp": f"2026-03-{1 + n // 86400 % 28:02d}T{n // 3600 % 24:02d}:{n // 60 % 60:02d}:{n % 60:02d}.000Z",
-            }
+            record(
+                kind,
+                content,
+                session_id=session,
+                uuid=f"{session[:8]}-{n:08d}",
+                parent=None if n == 0 else f"{session[:8]}-{n - 1:08d}",
+                timestamp=f"2026-03-{1 + n // 86400 % 28:02d}T{n // 3600 % 24:02d}:{n // 60 % 60:02d}:{n % 60:02d}.000Z",
+                cwd="/home/dev/src/kilnbook",
+            )
         )
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 from fakes import BagOfWordsEmbedder
+from support.memory import fill
 
-from funes.chunks import chunk_turn
 from funes.retrieval import recall
 from funes.retrieval.fusion import recency_weight
 from funes.settings import RECALL, Leg
@@ -53,7 +53,6 @@ def _turn(seq: int, text: str, ts: datetime) -> Turn:
 def _store(tmp_path: Path) -> tuple[Store, BagOfWordsEmbedder]:
     embedder = BagOfWordsEmbedder()
     store = Store.open(tmp_path / "memory.db")
-    store.stamp_model(embedder.model_id, embedder.dim, element="float")
     # the exact answer, four months old, then fresh passages that match ever fewer query words
     turns = [
         _turn(
@@ -66,9 +65,7 @@ def _store(tmp_path: Path) -> tuple[Store, BagOfWordsEmbedder]:
     for i in range(1, 13):
         text = " ".join(words[: 1 + (12 - i) // 3]) + f" unrelated note number {i}"
         turns.append(_turn(i, text, NOW - timedelta(days=1)))
-    chunks = [c for t in turns for c in chunk_turn(t)]
-    store.add(chunks, embedder.embed([c.text for c in chunks]))
-    return store, embedder
+    return fill(store, turns, embedder, element="float"), embedder
 
 
 QUERY = "sign access tokens ES256 JWKS"

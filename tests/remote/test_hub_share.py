@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from hubfake import HubFake, Token
-from sessions import write_claude_session
+from support.claude import write_claude_session
 
 pytestmark = [pytest.mark.hub, pytest.mark.models]
 

@@ -7,7 +7,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from sessions import write_claude_session
+from support.claude import write_claude_session
 
 from funes.commands.get import run_get
 from funes.commands.index import IndexRequest, run_index

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from claude_sessions import SESSION_ID, index_into_local_memory, write_claude_session
+from support.claude import CWD, SESSION_ID, index_into_local_memory, write_claude_session
 
 import funes
 
@@ -175,7 +175,7 @@ def server(funes_env: dict[str, str]):
 
 @pytest.fixture
 def indexed_memory(tmp_path: Path) -> dict[str, Any]:
-    written = write_claude_session(tmp_path / "transcripts" / "projects")
+    written = write_claude_session(tmp_path / "transcripts", session_id=SESSION_ID, cwd=CWD)
     assert index_into_local_memory(written.path) > 0
     return {"session_id": written.session_id, "turn_ids": written.turn_ids}
 

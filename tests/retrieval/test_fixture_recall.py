@@ -18,7 +18,7 @@ from funes.store import Store
 
 pytestmark = pytest.mark.models
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "fixtures"
 
 SEEDED = [

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from claude_sessions import SESSION_ID, index_into_local_memory, write_claude_session
+from support.claude import CWD, SESSION_ID, index_into_local_memory, write_claude_session
 
 from funes.commands.ask import (
     MAX_PROMPT_BYTES,
@@ -219,7 +219,7 @@ def ask(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
 def test_ask_prints_the_agents_answer_after_running_it_once_in_an_empty_directory(
     spy, tmp_path
 ) -> None:
-    written = write_claude_session(tmp_path / "transcripts" / "projects")
+    written = write_claude_session(tmp_path / "transcripts", session_id=SESSION_ID, cwd=CWD)
     assert index_into_local_memory(written.path) > 0
     stand_in(spy["bin"], "claude")
 
@@ -240,7 +240,7 @@ def test_ask_prints_the_agents_answer_after_running_it_once_in_an_empty_director
 
 
 def test_a_failing_agent_fails_funes_with_its_exit_status_quoted(spy, tmp_path) -> None:
-    written = write_claude_session(tmp_path / "transcripts" / "projects")
+    written = write_claude_session(tmp_path / "transcripts", session_id=SESSION_ID, cwd=CWD)
     assert index_into_local_memory(written.path) > 0
     stand_in(spy["bin"], "codex", exit_code=3)
 
@@ -289,7 +289,9 @@ def test_an_unreadable_memory_path_fails_before_spawning(spy, tmp_path) -> None:
 def test_a_question_nothing_matches_fails_before_spawning(spy, tmp_path) -> None:
     # A lexical-only memory (no vectors: the state a memory is in when sqlite-vec is missing):
     # BM25 finds no passage for words the sessions never contain.
-    index_lexical_only(write_claude_session(tmp_path / "transcripts" / "projects").path)
+    index_lexical_only(
+        write_claude_session(tmp_path / "transcripts", session_id=SESSION_ID, cwd=CWD).path
+    )
     stand_in(spy["bin"], "claude")
 
     done = ask(spy["env"], "claude", "quantum chromodynamics lattice")

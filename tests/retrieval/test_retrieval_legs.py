@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from fakes import BagOfWordsEmbedder
+from support.memory import memory_with
 
-from funes.chunks import chunk_turn
 from funes.retrieval import recall
 from funes.settings import RECALL, Leg
 from funes.store import Store
@@ -32,21 +32,13 @@ def _turn(seq: int, text: str) -> Turn:
 
 
 def _store(tmp_path: Path, embedder: BagOfWordsEmbedder) -> Store:
-    store = Store.open(tmp_path / "memory.db")
-    store.stamp_model(embedder.model_id, embedder.dim, element="float")
-    chunks = [
-        c
-        for i, text in enumerate(
-            [
-                "the pool size lives in settings",
-                "rotate the signing keys every month",
-                "pool pool pool",
-            ]
-        )
-        for c in chunk_turn(_turn(i, text))
+    texts = [
+        "the pool size lives in settings",
+        "rotate the signing keys every month",
+        "pool pool pool",
     ]
-    store.add(chunks, embedder.embed([c.text for c in chunks]))
-    return store
+    turns = [_turn(i, text) for i, text in enumerate(texts)]
+    return memory_with(tmp_path / "memory.db", turns, embedder, element="float")
 
 
 def test_bm25_only_recall_never_embeds_the_query(tmp_path: Path) -> None:

@@ -1,0 +1,131 @@
+"""The model seams (Embedder, Reranker protocols), spec lookups and the (lazy) loaders.
+
+`load_embedder` / `load_reranker` import onnxruntime lazily, so importing this module (and
+the CLI) stays cheap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from funes.errors import UsageError
+from funes.inference.spec import EMBEDDERS, RERANKERS, ModelSpec
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+
+class Embedder(Protocol):
+    """Dense sentence embeddings. `model_id` is stamped into memories built with it."""
+
+    model_id: str
+    dim: int
+
+    def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        """Shape (len(texts), dim), float32, rows L2-normalised, row i ↔ texts[i]."""
+        ...
+
+    def embed_query(self, query: str) -> NDArray[np.float32]:
+        """Shape (dim,), L2-normalised; applies the model's query prefix."""
+        ...
+
+
+class Reranker(Protocol):
+    """A cross-encoder: relevance of each passage to a query."""
+
+    model_id: str
+
+    def score(self, query: str, passages: Sequence[str]) -> list[float]:
+        """One score per passage, input order; higher = more relevant."""
+        ...
+
+
+def embedder_spec(name: str) -> ModelSpec:
+    try:
+        return EMBEDDERS[name]
+    except KeyError:
+        raise UsageError(
+            f"unknown embedder {name!r}", hint=f"known embedders: {', '.join(sorted(EMBEDDERS))}"
+        ) from None
+
+
+def reranker_spec(name: str) -> ModelSpec:
+    try:
+        return RERANKERS[name]
+    except KeyError:
+        raise UsageError(
+            f"unknown reranker {name!r}",
+            hint=f"known rerankers: {', '.join(sorted(RERANKERS))}, or `none`",
+        ) from None
+
+
+def available_locally(spec: ModelSpec) -> bool:
+    """Whether every file of `spec` is on this machine (installed package or HF cache), without
+    network access or hashing."""
+    import importlib.util
+
+    from funes.hf import cached_file
+
+    for file in (spec.onnx, spec.tokenizer):
+        if file.package is not None:
+            if importlib.util.find_spec(file.package) is None:
+                return False
+        elif cached_file(spec.repo_id, file.path, revision=spec.revision) is None:
+            return False
+    return True
+
+
+def load_embedder(
+    spec: ModelSpec, *, stamp_dir: Path | None = None, cache_dir: Path | None = None
+) -> Embedder:
+    """Load (downloading on first use) and verify an embedder, running the current embedding
+    recipe (its int8 graph is built into `cache_dir` once; default: Paths' model cache).
+    Raises ModelUnavailable."""
+    from funes.inference.onnx_backend import OnnxEmbedder
+
+    return OnnxEmbedder(spec, stamp_dir=stamp_dir, cache_dir=cache_dir)
+
+
+def load_reranker(spec: ModelSpec, *, stamp_dir: Path | None = None) -> Reranker:
+    """Load (downloading on first use) and verify a cross-encoder. Raises ModelUnavailable."""
+    from funes.inference.onnx_backend import OnnxReranker
+
+    return OnnxReranker(spec, stamp_dir=stamp_dir)
+
+
+class LazyEmbedder:
+    """An Embedder that loads its model on the first `embed` call.
+
+    `model_id` and `dim` come from the spec, so a memory's model can be checked (and an
+    unchanged re-index can finish) without loading any weights.
+    """
+
+    def __init__(
+        self, spec: ModelSpec, *, stamp_dir: Path | None = None, cache_dir: Path | None = None
+    ) -> None:
+        self.spec = spec
+        self.model_id = spec.model_id
+        self.dim = spec.dim
+        self._stamp_dir = stamp_dir
+        self._cache_dir = cache_dir
+        self._loaded: Embedder | None = None
+
+    @property
+    def loaded(self) -> bool:
+        return self._loaded is not None
+
+    def _model(self) -> Embedder:
+        if self._loaded is None:
+            self._loaded = load_embedder(
+                self.spec, stamp_dir=self._stamp_dir, cache_dir=self._cache_dir
+            )
+        return self._loaded
+
+    def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        return self._model().embed(texts)
+
+    def embed_query(self, query: str) -> NDArray[np.float32]:
+        return self._model().embed_query(query)

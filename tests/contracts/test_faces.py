@@ -1,0 +1,151 @@
+"""Each package's face (`__init__.py`) only hands names on, its public names are pinned here,
+and no module of one package reaches into another package's modules.
+
+A public name added or removed shows up as a failure of the pin: update PUBLIC in the same
+change, so the surface each layer offers the others changes on purpose. The import-linter
+contracts (pyproject.toml) keep the layers' direction; this test keeps their doors.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from pathlib import Path
+
+import pytest
+
+FUNES = Path(__file__).resolve().parents[2] / "funes"
+PACKAGES = sorted(p.name for p in FUNES.iterdir() if (p / "__init__.py").is_file())
+
+PUBLIC: dict[str, set[str]] = {
+    "cli": {"cli", "main", "pass_runtime"},
+    "commands": {
+        "DEFAULT_TIMEOUT_S", "AgentHookStatus", "AskAgent", "AskRequest", "GetOutcome",
+        "IndexOutcome", "IndexRequest", "PushRequest", "PushStatus", "RecallOutcome",
+        "RecallRequest", "ScrubOutcome", "SourceStatus", "SpoolStatus", "StatusReport",
+        "WatchReport", "plan_ask", "retry_failed", "run_add", "run_ask", "run_drain", "run_get",
+        "run_index", "run_push", "run_recall", "run_remove", "run_scrub", "run_spool_status",
+        "run_status", "run_watch", "sources_for",
+    },
+    "inference": {
+        "BGE_SMALL", "EMBEDDERS", "MINILM_L6_INT8_PKG", "MS_MARCO_MINILM_L6", "RERANKERS",
+        "Embedder", "LazyEmbedder", "ModelFile", "ModelSpec", "Pooling", "Reranker",
+        "available_locally", "embedder_for_model_id", "embedder_spec", "load_embedder",
+        "load_reranker", "reranker_spec",
+    },
+    "ingest": {
+        "TIERS", "TOP_TIER", "AgentBacklog", "Claimed", "DrainPlan", "DrainReport", "IndexJob",
+        "IndexReport", "Progress", "ReembedReport", "ScrubReport", "Spool", "SpoolEntry", "UnitFailure",
+        "Watcher", "WatchRoot", "agent_of", "apply_plan", "backfill_vectors", "chunks_owed",
+        "claim_batch", "entry_sources", "fail", "group_by_memory", "index", "index_unit",
+        "order_units", "owed", "plan_entries", "process", "reembed", "scrub", "settle",
+        "worker_active", "worker_lock",
+    },
+    "mcp_server": {"TOOLS", "ToolReply", "Tools", "error_text", "serve", "tool_list"},
+    "memory": {
+        "RERANKER_RETRY_S", "MemoryKind", "MemoryRef", "MemoryState", "OpenMemory", "Probe",
+        "Runtime", "as_push_target", "open_for_read", "open_for_write", "open_memory",
+        "parse_memory", "probe", "remote_for", "state",
+    },
+    "redact": {
+        "MARKER_PREFIX", "RULES_VERSION", "DetectSecretsScanner", "Finding", "GateResult",
+        "GateRow", "RuleScanner", "Scanner", "UnionScanner", "default_scanner", "gate", "merge",
+        "redact", "rewrite_block",
+    },
+    "remote": {
+        "CachedMemory", "DirRemote", "HubRemote", "PushOptions", "PushReport", "Remote",
+        "RemoteState", "Snapshot", "forget_check", "is_export_dir", "open_cached", "push",
+        "receipt_path",
+    },
+    "render": {"agent", "human"},
+    "retrieval": {"Hit", "RecallResult", "TurnView", "get_turns", "recall"},
+    "store": {
+        "CHUNK_COLUMNS", "DEFAULT_VECTOR_ELEMENT", "NO_FILTERS", "BlockRows", "Filters", "Outbox",
+        "OutboxCounts", "ReceiptStatus", "Store", "StoreState", "StoreStats", "StoredChunk",
+        "UnitRecord", "fts_query", "receipt_status", "seal", "versions",
+    },
+    "traces": {
+        "AGENTS", "Agent", "AgentHomes", "Block", "BlockType", "Harness", "ReadStats", "Role",
+        "TraceSource", "Turn", "Unit", "clean_text", "discover", "installable", "iso_utc",
+        "normalize_ts", "parse_ts", "printable", "sources_for_path", "strip_terminal_controls",
+        "workdir_facet",
+    },
+    "wiring": {
+        "AgentChanges", "AgentCheck", "agent_harness", "call", "context", "install_hook_script",
+        "installer", "run_checks", "settings_env",
+    },
+}  # fmt: skip
+
+
+def _face(package: str) -> ast.Module:
+    return ast.parse((FUNES / package / "__init__.py").read_text())
+
+
+def _all(package: str) -> set[str]:
+    for node in _face(package).body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+        ):
+            return set(ast.literal_eval(node.value))
+    return set()
+
+
+def test_every_package_is_pinned() -> None:
+    assert set(PACKAGES) == set(PUBLIC)
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_a_face_only_hands_names_on(package: str) -> None:
+    for node in _face(package).body:
+        docstring = isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+        names = isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == [
+            "__all__"
+        ]
+        assert docstring or names or isinstance(node, ast.Import | ast.ImportFrom), (
+            f"funes/{package}/__init__.py holds {type(node).__name__} at line {node.lineno}: "
+            "move it into a module named for its job"
+        )
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_the_public_names_of_each_package_are_pinned(package: str) -> None:
+    assert _all(package) == PUBLIC[package]
+    face = importlib.import_module(f"funes.{package}")
+    for name in PUBLIC[package]:
+        assert hasattr(face, name) or importlib.util.find_spec(f"funes.{package}.{name}"), name
+
+
+def _own_package(path: Path) -> str | None:
+    parts = path.relative_to(FUNES).parts
+    return parts[0] if len(parts) > 1 else None
+
+
+def _deep_imports(path: Path) -> list[str]:
+    own = _own_package(path)
+    found: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            targets = [(alias.name, None) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            targets = [(node.module, alias.name) for alias in node.names]
+        else:
+            continue
+        for module, name in targets:
+            parts = module.split(".")
+            if parts[0] != "funes" or len(parts) < 2 or parts[1] not in PUBLIC:
+                continue
+            if parts[1] == own:
+                continue
+            if len(parts) > 2:
+                found.append(f"{path.relative_to(FUNES.parent)}:{node.lineno} imports {module}")
+            elif name is not None and name not in PUBLIC[parts[1]]:
+                found.append(
+                    f"{path.relative_to(FUNES.parent)}:{node.lineno} imports {name} from "
+                    f"funes.{parts[1]}, which does not offer it"
+                )
+    return found
+
+
+def test_no_module_reaches_into_another_packages_modules() -> None:
+    found = [hit for path in sorted(FUNES.rglob("*.py")) for hit in _deep_imports(path)]
+    assert found == []
