@@ -35,9 +35,16 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     return lines
 
 
+@pytest.fixture(scope="session")
+def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One cache of built int8 graphs for the whole run (building one takes seconds)."""
+    return tmp_path_factory.mktemp("model-cache")
+
+
 @pytest.fixture(autouse=True)
-def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """FUNES_HOME and HOME point into tmp_path; agent home overrides are cleared."""
+def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model_cache: Path) -> Path:
+    """FUNES_HOME and HOME point into tmp_path; agent home overrides are cleared; the int8
+    graphs funes builds are shared by every test (FUNES_MODEL_CACHE)."""
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
@@ -49,6 +56,7 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("FUNES_EMBEDDER", OFFLINE_EMBEDDER)
     monkeypatch.setenv("FUNES_RERANKER", "none")
+    monkeypatch.setenv("FUNES_MODEL_CACHE", str(model_cache))
     return home
 
 
