@@ -51,7 +51,6 @@ class IndexParams:
     budget_s: float = 60.0  # wall-clock budget of an unattended sweep; 0 = no budget
     include_thinking: bool = True
     limit: int | None = None  # at most this many units (sessions/files) per run
-    embed_batch: int = 32  # chunks per embedding call
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -71,6 +70,9 @@ class SpoolParams:
     idle_exit_s: float = 1.0  # the worker exits after the spool stays empty this long
     settle_max_s: float = 5.0  # never wait longer than this for transcripts to stop growing
     store_wait_s: float = 30.0  # how long the worker waits for the memory's writer lock
+    # after its entries, a worker embeds chunks still owed a vector (a first index's backlog)
+    # for at most this long, and stops sooner when `funes index` waits for the memory
+    backfill_s: float = 15.0
     batch_entries: int = 1000  # entries claimed per round
     stale_tmp_s: float = 3600.0  # spool/tmp files older than this are debris of a killed hook
     watch_debounce_s: float = 2.0  # `funes watch`: quiet time after a change before indexing

@@ -37,20 +37,29 @@ def add(rt: Runtime, agent: str, memory: str | None, yes: bool, no_index: bool) 
         return
     ref = parse_memory(memory, rt) if memory else parse_memory(None, rt)
     target = ref if ref.kind is not MemoryKind.REMOTE else parse_memory(None, rt)
-    if not yes:
-        if not (sys.stdin.isatty() and sys.stderr.isatty()):
-            console.print(
-                f"  next: funes index --harness {harness.agent_name} --yes   (build the first index)",
-                highlight=False,
-            )
-            return
-        if not click.confirm(
-            f"Index {harness.agent_name}'s past sessions now?", default=True, err=True
-        ):
-            return
-    outcome = run_index(rt, target, IndexRequest(harness=harness, unbudgeted=True))
+    interactive = sys.stdin.isatty() and sys.stderr.isatty()
+    if (
+        not yes
+        and interactive
+        and not click.confirm(
+            f"Index {harness.agent_name}'s past sessions now (about a minute)?",
+            default=True,
+            err=True,
+        )
+    ):
+        return
+    # The same first index at a terminal or not: budgeted (prose of every session first, then
+    # its vectors, then tool calls and output), never hours; hook workers go on at later turns.
+    outcome = run_index(rt, target, IndexRequest(harness=harness))
     r = outcome.report
     console.print(
-        f"indexed {r.chunks_written} chunks from {r.units_indexed} sessions into {outcome.memory}",
+        f"indexed {r.chunks_written} chunks from {r.units_indexed} sessions into "
+        f"{outcome.memory} in {r.elapsed_s:.0f}s",
         highlight=False,
     )
+    if r.budget_exhausted or r.vectors_owed:
+        console.print(
+            f"  {r.units_pending} session files and {r.vectors_owed} vectors still to do: the "
+            "hook goes on after each turn (`funes index --yes` finishes it now)",
+            highlight=False,
+        )

@@ -65,12 +65,24 @@ def index(
                 )
             bar.update(tasks[event.tier], completed=event.done)  # type: ignore[arg-type]
 
+        def on_vectors(done: int, total: int) -> None:
+            if "vectors" not in tasks:
+                tasks["vectors"] = bar.add_task("embedding", total=total)
+            bar.update(tasks["vectors"], completed=done)  # type: ignore[arg-type]
+
         def on_reembed(done: int, total: int) -> None:
             if "reembed" not in tasks:
                 tasks["reembed"] = bar.add_task("re-embedding stored chunks", total=total)
             bar.update(tasks["reembed"], completed=done)  # type: ignore[arg-type]
 
-        outcome = run_index(rt, ref, request, progress=on_progress, reembed_progress=on_reembed)
+        outcome = run_index(
+            rt,
+            ref,
+            request,
+            progress=on_progress,
+            vector_progress=on_vectors,
+            reembed_progress=on_reembed,
+        )
     _summary(console, outcome)
     report = outcome.report
     if path is not None and report.failures and report.units_indexed == 0:
@@ -109,10 +121,14 @@ def _summary(console: Console, outcome: IndexOutcome) -> None:
         )
     if r.redactions:
         console.print(f"  redacted {r.redactions} secrets", highlight=False)
-    if r.vectors_backfilled:
-        console.print(
-            f"  embedded {r.vectors_backfilled} chunks that had no vector", highlight=False
+    if r.vectors_backfilled or r.vectors_owed:
+        left = (
+            f"; {r.vectors_owed} still owed a vector (the next runs embed them: prose first, "
+            "tool calls last)"
+            if r.vectors_owed
+            else ""
         )
+        console.print(f"  embedded {r.vectors_backfilled} chunks{left}", highlight=False)
     for failure in r.failures:
         console.print(
             f"  [yellow]failed[/]: {failure.key}: {failure.error} (retried next run)",

@@ -17,6 +17,10 @@ from funes.settings import INDEX, SPOOL, IndexParams
 from funes.traces import Harness, TraceSource, discover, sources_for_path
 
 DRAIN_WAIT_S = 5.0  # how long `funes index` waits for a running spool worker
+# How long `funes index` waits for the memory's writer lock before exiting 75: long enough
+# for a hook worker embedding a backlog to let go after its current batch when asked
+# (Store.writing(announce=True)); another index run is not waited for.
+STORE_WAIT_S = 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +59,7 @@ def run_index(
     request: IndexRequest,
     *,
     progress: Callable[[Progress], None] | None = None,
+    vector_progress: Callable[[int, int], None] | None = None,
     reembed_progress: Callable[[int, int], None] | None = None,
 ) -> IndexOutcome:
     """Index what the request names into `memory` (see IndexRequest).
@@ -77,7 +82,7 @@ def run_index(
     )
     store = open_for_write(rt, memory)
     try:
-        with store.writing():
+        with store.writing(wait_s=STORE_WAIT_S, announce=True):
             spec = rt.embedder_spec_for(store.model_id)
             store.check_model(spec.model_id)
             embedder = rt.embedder(spec) if store.vectors_available else None
@@ -88,6 +93,7 @@ def run_index(
                 params=params,
                 host=rt.host,
                 progress=progress,
+                vector_progress=vector_progress,
                 all_tiers_at_once=unbudgeted,
             )
             report = index(sources, job)

@@ -1,10 +1,15 @@
-"""The index loop: sources → redact → chunk → embed → store, one generic loop for every source.
+"""The index loop: sources → redact → chunk → store, then embed what is owed.
 
 `index()` walks units newest first (subagent files after main sessions), skips units whose
-signature and tier are already recorded, and writes chunks in batches, each batch in one
-transaction together with its vectors. A unit is recorded as indexed only after all of its
-chunks are committed, so a crash at any point is repaired by the next run (chunk ids are
-stable; already-stored ids are never embedded again).
+signature and tier are already recorded, and writes chunks in batches, one transaction each.
+Chunks are stored lexical first (BM25 finds them at once) and recorded as owing a vector
+(store `vectors_owed`); `backfill_vectors` then embeds what is owed in priority order — prose
+(text, thinking), tool output, tool calls — newest turn first, within the run's time budget,
+and later runs (and hook workers, a slice per turn) go on where it stopped. A budgeted sweep
+therefore reads the prose of every unit, embeds it, then reads tool calls and output, then
+embeds tool output and tool calls. A unit is recorded as indexed only after all of its chunks
+are committed, so a crash at any point is repaired by the next run (chunk ids are stable;
+already-stored ids are never read again, stored vectors never recomputed).
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
-from funes.chunks import Chunk, chunk_turn, embedding_input, turn_prompt
+from funes.chunks import Chunk, chunk_turn
 from funes.errors import IncompatibleStore, ModelUnavailable, StoreLocked
 from funes.inference import Embedder
 from funes.ingest.embed_input import stored_embedding_inputs
@@ -29,7 +34,7 @@ TIERS: tuple[tuple[BlockType, ...], ...] = (
     (BlockType.TOOL_RESULT,),
 )
 TOP_TIER = len(TIERS) - 1
-_FLUSH = 256  # chunks accumulated before a dedupe + embed + write round
+_FLUSH = 256  # chunks accumulated before a dedupe + write round
 
 
 @dataclass(slots=True)
@@ -60,7 +65,8 @@ class IndexReport:
     turns: int = 0
     chunks_written: int = 0
     chunks_existing: int = 0
-    vectors_backfilled: int = 0
+    vectors_backfilled: int = 0  # chunks embedded by this run
+    vectors_owed: int = 0  # chunks still without a vector after it (a later run embeds them)
     redactions: int = 0
     failures: list[UnitFailure] = field(default_factory=list)
     read: ReadStats = field(default_factory=ReadStats)
@@ -81,6 +87,8 @@ class IndexJob:
     host: str | None = None
     progress: Callable[[Progress], None] | None = None
     all_tiers_at_once: bool = False  # no budget: read each unit once for every tier
+    # (vectors computed, vectors owed when the run began) after each embedded batch
+    vector_progress: Callable[[int, int], None] | None = None
 
 
 def order_units(units: Iterable[Unit]) -> list[Unit]:
@@ -135,6 +143,15 @@ def index(sources: Sequence[TraceSource], job: IndexJob) -> IndexReport:
                 job.progress(Progress(tier, done, len(due), unit.key, written))
         if report.budget_exhausted:
             break
+        if tier == 0 and len(tiers) > 1 and job.embedder is not None:
+            # prose is embedded before tool calls and output are read
+            report.vectors_backfilled += backfill_vectors(
+                job.store,
+                job.embedder,
+                deadline=deadline,
+                max_priority=0,
+                progress=job.vector_progress,
+            )
     if job.store.redaction_floor < job.scanner.version:
         report.upgrade = scrub(job.store, job.scanner, job.embedder, only_outdated=True)
     report.units_indexed = len(indexed)
@@ -146,7 +163,12 @@ def index(sources: Sequence[TraceSource], job: IndexJob) -> IndexReport:
         and not owed(job.store, u, TOP_TIER, include_thinking=thinking)
     )
     if job.embedder is not None:
-        report.vectors_backfilled = backfill_vectors(job.store, job.embedder, job.params)
+        report.vectors_backfilled += backfill_vectors(
+            job.store, job.embedder, deadline=deadline, progress=job.vector_progress
+        )
+    report.vectors_owed = job.store.owed_total()
+    if deadline is not None and report.vectors_owed and time.monotonic() > deadline:
+        report.budget_exhausted = True
     report.elapsed_s = time.monotonic() - started
     return report
 
@@ -202,24 +224,15 @@ def index_unit(
         types.discard(BlockType.THINKING)
     stats = ReadStats()
     local = IndexReport()
-    pending: list[tuple[Chunk, str]] = []  # (chunk, what the embedder reads)
+    pending: list[Chunk] = []
     written = 0
     turns = 0
     ok = True
-    recipe = job.store.embedding_input
-    prompt: str | None = None  # the user prompt that opened the current exchange
-    session: str | None = None
     try:
         for turn in source.read(unit, stats):
             turns += 1
             turn = _redacted(turn, job.scanner, local)
-            if turn.session_id != session:  # a unit may hold several sessions (state.db, parquet)
-                session, prompt = turn.session_id, None
-            prompt = turn_prompt(turn) or prompt
-            pending.extend(
-                (c, embedding_input(c.text, c.role, prompt, recipe))
-                for c in chunk_turn(turn, types=types, host=job.host)
-            )
+            pending.extend(chunk_turn(turn, types=types, host=job.host))
             if len(pending) >= _FLUSH:
                 written += _flush(pending, job, report)
                 pending = []
@@ -261,35 +274,60 @@ def _redacted(turn: Turn, scanner: Scanner, report: IndexReport) -> Turn:
     return replace(turn, blocks=tuple(blocks)) if changed else turn
 
 
-def _flush(chunks: list[tuple[Chunk, str]], job: IndexJob, report: IndexReport) -> int:
+def _flush(chunks: list[Chunk], job: IndexJob, report: IndexReport) -> int:
+    """Store a batch of chunks (lexical; their vectors are owed, see backfill_vectors)."""
     if not chunks:
         return 0
     # One turn can repeat a chunk id only through a parser bug; keep the first.
-    unique: dict[str, tuple[Chunk, str]] = {}
-    for c, text in chunks:
-        unique.setdefault(c.id, (c, text))
+    unique: dict[str, Chunk] = {}
+    for c in chunks:
+        unique.setdefault(c.id, c)
     existing = job.store.existing_ids(list(unique))
-    fresh = [(c, text) for c, text in unique.values() if c.id not in existing]
+    fresh = [c for c in unique.values() if c.id not in existing]
     report.chunks_existing += len(existing)
     if not fresh:
         return 0
-    vectors = None
-    if job.embedder is not None and job.store.vectors_available:
-        vectors = job.embedder.embed([text for _, text in fresh])
-    written = job.store.add([c for c, _ in fresh], vectors, redaction_version=job.scanner.version)
+    written = job.store.add(fresh, None, redaction_version=job.scanner.version)
     report.chunks_written += written
     return written
 
 
-def backfill_vectors(store: Store, embedder: Embedder, params: IndexParams = INDEX) -> int:
-    """Embed stored chunks that have no vector yet (e.g. indexed while sqlite-vec was missing)."""
+# Chunks per embedding call of a backfill: ~0.3-1 s of the int8 model on 2 cores, the
+# granularity at which a backfill notices its deadline or a writer waiting for the memory.
+BACKFILL_BATCH = 32
+
+
+def backfill_vectors(
+    store: Store,
+    embedder: Embedder,
+    *,
+    deadline: float | None = None,
+    max_priority: int | None = None,
+    batch: int = BACKFILL_BATCH,
+    progress: Callable[[int, int], None] | None = None,
+    stop: Callable[[], bool] | None = None,
+) -> int:
+    """Embed chunks owed a vector (store `vectors_owed`), highest priority and newest first,
+    until none is left (of priority ≤ `max_priority` when given), `deadline`
+    (time.monotonic()) passes or `stop()` says so; checked between batches. Returns how many
+    were embedded. The embedding input is each chunk's under the memory's recipe
+    (funes.ingest.embed_input)."""
     if not store.vectors_available or store.model_id is None:
         return 0
     total = 0
+    owed_at_start: int | None = None
     while True:
-        batch = store.chunks_without_vectors(limit=params.embed_batch * 8)
-        if not batch:
+        if deadline is not None and time.monotonic() > deadline:
             return total
-        vectors = embedder.embed(stored_embedding_inputs(store, [(r, t) for r, t, _, _ in batch]))
-        store.add_vectors(batch, vectors)
-        total += len(batch)
+        if stop is not None and stop():
+            return total
+        rows = store.owed_vectors(limit=batch, max_priority=max_priority)
+        if not rows:
+            return total
+        if owed_at_start is None:
+            owed_at_start = store.owed_total()
+        vectors = embedder.embed(stored_embedding_inputs(store, [(r, t) for r, t, _, _ in rows]))
+        store.add_vectors(rows, vectors)
+        total += len(rows)
+        if progress is not None:
+            progress(total, max(owed_at_start, total))

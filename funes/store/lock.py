@@ -7,6 +7,7 @@ or waits up to a bound (the spool worker).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,23 +15,44 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from funes.errors import StoreLocked
+from funes.paths import create_private_file
 
 
 @contextmanager
-def writer_lock(path: Path, *, wait_s: float = 0.0) -> Iterator[None]:
+def writer_lock(path: Path, *, wait_s: float = 0.0, announce: bool = False) -> Iterator[None]:
     """Hold the writer lock at `path` for the `with` block.
 
-    Raises StoreLocked when another process holds it for longer than `wait_s` seconds.
+    `announce`: while waiting, leave a marker (`waiting_marker`) that tells a holder doing
+    deferrable work (a worker embedding a backlog) to let go soon. Raises StoreLocked when
+    another process holds it for longer than `wait_s` seconds.
     """
-    lock = FileLock(str(path), timeout=wait_s, mode=0o600)
+    lock = FileLock(str(path), timeout=0, mode=0o600)
+    marker = waiting_marker(path)
     try:
-        lock.acquire()
+        try:
+            lock.acquire()
+        except Timeout:
+            if wait_s <= 0:
+                raise
+            if announce:
+                with contextlib.suppress(OSError):
+                    create_private_file(marker)
+            lock.acquire(timeout=wait_s)
     except Timeout:
         raise StoreLocked(
             "another funes process is writing to this memory",
             hint="retry in a moment; hooks retry on their own at the next turn",
         ) from None
+    finally:
+        if announce:
+            with contextlib.suppress(OSError):
+                marker.unlink(missing_ok=True)
     try:
         yield
     finally:
         lock.release()
+
+
+def waiting_marker(path: Path) -> Path:
+    """The file a writer waiting for the lock at `path` leaves (see writer_lock)."""
+    return path.with_name(path.name + ".wanted")

@@ -271,14 +271,27 @@ def unit(raw: Any, key: str) -> tuple[Any, ...] | None:
     return None if row is None else tuple(row)
 
 
-def chunks_without_vectors(raw: Any, *, limit: int) -> list[tuple[int, str, str, str]]:
-    """(rowid, text, harness, block_type) of up to `limit` chunks that have no vector."""
+def owed_vectors(
+    raw: Any, *, limit: int, max_priority: int | None = None
+) -> list[tuple[int, str, str, str]]:
+    """(rowid, text, harness, block_type) of up to `limit` chunks owed a vector, in the order
+    they are computed: priority, then newest turn first (`vectors_owed`, schema 3)."""
+    where = "where o.priority <= :p" if max_priority is not None else ""
     rows = raw.execute(
-        """select c.rowid, c.text, c.harness, c.block_type from chunk_rows c
-           where not exists (select 1 from chunks_vec v where v.rowid = c.rowid) limit ?""",
-        (limit,),
+        f"""select c.rowid, c.text, c.harness, c.block_type from vectors_owed o
+            join chunk_rows c on c.rowid = o.rowid {where}
+            order by o.priority, o.ts desc, o.rowid limit :limit""",
+        {"p": max_priority, "limit": limit},
     ).fetchall()
     return [(int(r[0]), r[1], r[2], r[3]) for r in rows]
+
+
+def owed_counts(raw: Any) -> dict[int, int]:
+    """priority → chunks owed a vector."""
+    return {
+        int(p): int(n)
+        for p, n in raw.execute("select priority, count(*) from vectors_owed group by priority")
+    }
 
 
 def per_harness(raw: Any) -> dict[str, tuple[int, int]]:

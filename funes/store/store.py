@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING
 
 from funes.chunks import Chunk, prompt_context
 from funes.errors import IncompatibleStore, StoreError
-from funes.store import queries, redaction, writes
+from funes.store import meta, queries, redaction, writes
 from funes.store.db import Connection, connect, open_hint
 from funes.store.handle import reads
-from funes.store.lock import writer_lock
+from funes.store.lock import waiting_marker, writer_lock
 from funes.store.meta import now_utc
 from funes.store.provenance import Keys
 from funes.store.queries import NO_FILTERS, Filters
@@ -118,13 +118,19 @@ class Store(RedactionUpkeep):
     # -- writing -------------------------------------------------------------------------
 
     @contextmanager
-    def writing(self, *, wait_s: float = 0.0) -> Iterator[Store]:
-        """Hold the memory's single-writer lock. Raises StoreLocked when it is taken."""
+    def writing(self, *, wait_s: float = 0.0, announce: bool = False) -> Iterator[Store]:
+        """Hold the memory's single-writer lock, waiting up to `wait_s` for it (`announce`:
+        asking a holder doing deferrable work to let go, see `writer_waiting`). Raises
+        StoreLocked when it stays taken."""
         if self._lock_path is None:
             yield self
             return
-        with writer_lock(self._lock_path, wait_s=wait_s):
+        with writer_lock(self._lock_path, wait_s=wait_s, announce=announce):
             yield self
+
+    def writer_waiting(self) -> bool:
+        """Whether another writer is waiting for this memory's lock (and announced it)."""
+        return self._lock_path is not None and waiting_marker(self._lock_path).exists()
 
     def existing_ids(self, ids: Sequence[str]) -> set[str]:
         """The subset of chunk `ids` already stored."""
@@ -158,7 +164,9 @@ class Store(RedactionUpkeep):
                 redaction.set_floor(self._raw, redaction_version)
             keys = Keys(self._raw)
             for i, c in enumerate(chunks):
-                rowid = writes.insert_chunk(self._raw, keys, c, redaction_version=redaction_version)
+                rowid = writes.insert_chunk(
+                    self._raw, keys, c, redaction_version=redaction_version, owed=blobs is None
+                )
                 if rowid is None:
                     continue
                 written += 1
@@ -169,16 +177,42 @@ class Store(RedactionUpkeep):
                 redaction.set_floor(self._raw, redaction_version)
         return written
 
-    def chunks_without_vectors(self, *, limit: int) -> list[tuple[int, str, str, str]]:
-        """(rowid, text, harness, block_type) of up to `limit` chunks that have no vector."""
+    def owed_vectors(
+        self, *, limit: int, max_priority: int | None = None
+    ) -> list[tuple[int, str, str, str]]:
+        """(rowid, text, harness, block_type) of up to `limit` chunks owed a vector, highest
+        priority and newest first (funes.store.schema OWED_PRIORITY); [] when this memory or
+        process cannot hold vectors. The first call on a memory indexed before owed vectors
+        were tracked fills the record once (one scan)."""
         if not self._conn.vectors or self.model_id is None:
             return []
-        return queries.chunks_without_vectors(self._raw, limit=limit)
+        self._settle_owed()
+        return queries.owed_vectors(self._raw, limit=limit, max_priority=max_priority)
+
+    @reads
+    def owed_counts(self) -> dict[int, int] | None:
+        """priority → chunks owed a vector; None while a memory indexed before they were
+        tracked has not been counted yet (its first index run does it)."""
+        if not self._has_schema:
+            return {}
+        if "owed_scan" in meta.read(self._raw):
+            return None
+        return queries.owed_counts(self._raw)
+
+    @reads
+    def owed_total(self) -> int:
+        """Chunks owed a vector (0 while not counted yet, see owed_counts)."""
+        return sum((self.owed_counts() or {}).values())
+
+    def _settle_owed(self) -> None:
+        if "owed_scan" in meta.read(self._raw):
+            with self._tx():
+                writes.settle_owed(self._raw, vector_table=self.model_id is not None)
 
     def add_vectors(
         self, rows: Sequence[tuple[int, str, str, str]], vectors: NDArray[np.float32]
     ) -> None:
-        """Store vectors for chunks listed by `chunks_without_vectors` (row i ↔ vectors[i])."""
+        """Store vectors for chunks listed by `owed_vectors` (row i ↔ vectors[i])."""
         blobs = self._vector_bytes(vectors)
         with self._tx():
             for (rowid, _, harness, block_type), blob in zip(rows, blobs, strict=True):
