@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from funes.memory import Runtime
 from funes.traces import Harness
-from funes.wiring import AgentChanges, call, context, run_checks
+from funes.wiring import AgentChanges, call, context, remove_hook_script, run_checks
 
 
 def run_remove(rt: Runtime, harness: Harness) -> AgentChanges:
@@ -14,10 +14,5 @@ def run_remove(rt: Runtime, harness: Harness) -> AgentChanges:
         harness.agent_name, list(done.changed), list(done.warnings), list(done.notes)
     )
     if not any(check.hooks for check in run_checks(rt)):
-        hook = rt.paths.installed_hook
-        if hook.exists():
-            hook.unlink()
-            result.changed.append(str(hook))
-        if hook.parent.is_dir() and not any(hook.parent.iterdir()):
-            hook.parent.rmdir()
+        result.changed.extend(remove_hook_script(rt))
     return result

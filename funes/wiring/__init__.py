@@ -1,7 +1,7 @@
 """funes wired into each agent: its installer loaded and run, the hook script copied, checks.
 
     installers.py  load the bundled `installers/<agent>.py`, build its Context, call
-                   install/uninstall/check, copy hooks/enqueue.py into the data dir
+                   install/uninstall/check, copy the hook (hooks/) into the data dir
 
 The verbs `funes add` / `funes remove` (funes.commands) and `funes status` use it. It sits
 between the commands and funes.memory (it parses the memory an install binds).
@@ -17,6 +17,7 @@ from funes.wiring.installers import (
     context,
     install_hook_script,
     installer,
+    remove_hook_script,
     run_checks,
     settings_env,
 )
@@ -29,6 +30,7 @@ __all__ = [
     "context",
     "install_hook_script",
     "installer",
+    "remove_hook_script",
     "run_checks",
     "settings_env",
 ]

@@ -117,21 +117,47 @@ def settings_env(rt: Runtime) -> dict[str, str]:
     return env
 
 
+HOOK_MODULE = "funes_hook.py"  # the hook the launcher imports (hooks/enqueue.py)
+
+
 def install_hook_script(rt: Runtime) -> bool:
-    """Copy hooks/enqueue.py to the data dir when missing or different. True when written."""
-    source = bundled("hooks") / "enqueue.py"
+    """Copy the hook (hooks/enqueue.py, the launcher agents run, and hooks/funes_hook.py, the
+    hook it imports) into the data dir when missing or different. True when written."""
+    folder = bundled("hooks")
     target = rt.paths.installed_hook
-    data = source.read_bytes()
-    if target.exists() and target.read_bytes() == data:
+    files = {target: (folder / "enqueue.py").read_bytes()}
+    files[target.with_name(HOOK_MODULE)] = (folder / HOOK_MODULE).read_bytes()
+    if all(path.exists() and path.read_bytes() == data for path, data in files.items()):
         return False
     rt.paths.ensure()
     ensure_private_dir(target.parent)
-    tmp = target.with_suffix(".tmp")
-    tmp.write_bytes(data)
-    tmp.chmod(PRIVATE_FILE)
-    tmp.replace(target)
+    # the module first: a launcher never runs beside an older hook module
+    for path, data in sorted(files.items(), key=lambda item: item[0] == target):
+        tmp = path.with_suffix(".tmp")
+        tmp.write_bytes(data)
+        tmp.chmod(PRIVATE_FILE)
+        tmp.replace(path)
     ensure_private_dir(rt.paths.spool)
     return True
+
+
+def remove_hook_script(rt: Runtime) -> list[str]:
+    """Delete the installed hook (launcher, module, its bytecode cache); the paths removed."""
+    hook = rt.paths.installed_hook
+    removed: list[str] = []
+    for path in (hook, hook.with_name(HOOK_MODULE)):
+        if path.exists():
+            path.unlink()
+            removed.append(str(path))
+    cache = hook.parent / "__pycache__"
+    if cache.is_dir():
+        for pyc in cache.glob(HOOK_MODULE.removesuffix(".py") + ".*.pyc"):
+            pyc.unlink(missing_ok=True)
+        if not any(cache.iterdir()):
+            cache.rmdir()
+    if hook.parent.is_dir() and not any(hook.parent.iterdir()):
+        hook.parent.rmdir()
+    return removed
 
 
 def call(harness: Harness, verb: str, ctx: Any) -> Any:

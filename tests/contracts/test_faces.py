@@ -72,7 +72,7 @@ PUBLIC: dict[str, set[str]] = {
     },
     "wiring": {
         "AgentChanges", "AgentCheck", "agent_harness", "call", "context", "install_hook_script",
-        "installer", "run_checks", "settings_env",
+        "installer", "remove_hook_script", "run_checks", "settings_env",
     },
 }  # fmt: skip
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import subprocess
 import sys
@@ -452,6 +453,7 @@ def test_the_mcp_server_is_registered_with_the_model_settings_add_ran_with(
         "FUNES_EMBEDDER": "all-minilm-l6-v2-int8",
         "FUNES_RERANKER": "none",
         "HF_HOME": str(isolated_env / "hf"),
+        "FUNES_MODEL_CACHE": os.environ["FUNES_MODEL_CACHE"],  # set by the test run (conftest)
     }
 
 
@@ -460,6 +462,7 @@ def test_default_model_settings_are_not_written_into_the_mcp_registration(
     isolated_env: Path, monkeypatch: pytest.MonkeyPatch, agent: str
 ) -> None:
     monkeypatch.delenv("FUNES_EMBEDDER")
+    monkeypatch.delenv("FUNES_MODEL_CACHE")
     monkeypatch.setenv("FUNES_RERANKER", "ms-marco-minilm-l6-v2")  # the default, spelled out
     rt = Runtime.resolve()
     run_add(rt, agent_harness(agent))

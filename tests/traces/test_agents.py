@@ -20,13 +20,13 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def _hook_constant(name: str) -> object:
-    tree = ast.parse((REPO / "hooks" / "enqueue.py").read_text())
+    tree = ast.parse((REPO / "hooks" / "funes_hook.py").read_text())
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(
             isinstance(t, ast.Name) and t.id == name for t in node.targets
         ):
             return ast.literal_eval(node.value)
-    raise AssertionError(f"hooks/enqueue.py has no {name}")
+    raise AssertionError(f"hooks/funes_hook.py has no {name}")
 
 
 def test_every_agent_has_a_record_and_every_record_a_harness() -> None:
