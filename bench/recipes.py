@@ -112,7 +112,9 @@ def memories(
     return out
 
 
-def scores(mems: Sequence[Memory], embedder: Embedder, *, legs: tuple[Leg, ...]) -> dict[str, float]:
+def scores(
+    mems: Sequence[Memory], embedder: Embedder, *, legs: tuple[Leg, ...]
+) -> dict[str, float]:
     """Turn and session hit@1 / hit@5 (×100) over the answerable questions of `mems`."""
     params = replace(RECALL, k=EVAL_K, neighbors=0, rerank=False, legs=legs)
     if legs != RECALL.legs:

@@ -121,7 +121,9 @@ class Paths:
         """Where funes keeps its files. FUNES_HOME, if set, holds everything."""
         env = environment(env)
         hub = tuple((var, env[var]) for var in HUB_CACHE_VARS if env.get(var))
-        models = Path(env["FUNES_MODEL_CACHE"]).expanduser() if env.get("FUNES_MODEL_CACHE") else None
+        models = (
+            Path(env["FUNES_MODEL_CACHE"]).expanduser() if env.get("FUNES_MODEL_CACHE") else None
+        )
         if home := env.get("FUNES_HOME"):
             root = Path(home).expanduser()
             return cls(root / "data", root / "spool", root / "logs", root, hub, models)

@@ -6,14 +6,15 @@ import sys
 from collections.abc import Callable
 from functools import wraps
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-from rich.console import Console
 
-from funes.memory import Runtime
-from funes.traces import BlockType, Harness
-from funes.wiring import AgentChanges
+if TYPE_CHECKING:  # imported where used: `funes --version` and light verbs load none of them
+    from rich.console import Console
+
+    from funes.traces import BlockType, Harness
+    from funes.wiring import AgentChanges
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -27,6 +28,8 @@ def pass_runtime(func: F) -> F:
         root = ctx.find_root()
         root.ensure_object(dict)
         if "runtime" not in root.obj:
+            from funes.memory import Runtime
+
             root.obj["runtime"] = Runtime.resolve()
         return func(root.obj["runtime"], *args, **kwargs)
 
@@ -39,6 +42,8 @@ class HarnessType(click.ParamType):  # type: ignore[type-arg]  # generic only in
     def convert(
         self, value: Any, param: click.Parameter | None, ctx: click.Context | None
     ) -> Harness:
+        from funes.traces import Harness
+
         if isinstance(value, Harness):
             return value
         try:
@@ -55,6 +60,8 @@ class BlockTypeType(click.ParamType):  # type: ignore[type-arg]
     def convert(
         self, value: Any, param: click.Parameter | None, ctx: click.Context | None
     ) -> BlockType:
+        from funes.traces import BlockType
+
         try:
             return BlockType(str(value).strip().lower())
         except ValueError:
@@ -68,6 +75,8 @@ class BlockTypeType(click.ParamType):  # type: ignore[type-arg]
 def err_console() -> Console:
     """stderr for progress and summaries; lines are never hard-wrapped when stderr is a file
     or a pipe (logs and agents read them whole)."""
+    from rich.console import Console
+
     return Console(stderr=True, soft_wrap=True)
 
 

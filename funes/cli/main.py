@@ -7,30 +7,40 @@ Results go to stdout; progress, warnings and errors go to stderr. A FunesError b
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
 import sys
 import traceback
+from typing import Any
 
 import click
 
 from funes import __version__
-from funes.cli.add import add
-from funes.cli.ask import ask
-from funes.cli.get import get
-from funes.cli.index import index
-from funes.cli.mcp import mcp
-from funes.cli.push import push
-from funes.cli.recall import recall
-from funes.cli.remove import remove
-from funes.cli.scrub import scrub
-from funes.cli.spool import spool
-from funes.cli.status import status
-from funes.cli.watch import watch
 from funes.errors import FunesError
 
+# Each verb's module, imported when that verb runs (or `--help` lists them all): a command
+# loads only what it uses, and `funes --version` loads none (issue 15: cold start).
+COMMANDS = (
+    "index", "recall", "get", "status", "add", "remove", "push", "scrub", "mcp", "ask",
+    "spool", "watch",
+)  # fmt: skip
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+class LazyGroup(click.Group):
+    """A click group whose subcommands live in `funes.cli.<name>` and load on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return None
+        command: Any = getattr(importlib.import_module(f"funes.cli.{cmd_name}"), cmd_name)
+        return command if isinstance(command, click.Command) else None
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="funes")
 @click.option("--debug", is_flag=True, help="Show tracebacks and debug logs on stderr.")
 @click.pass_context
@@ -66,10 +76,6 @@ def _configure_logging(debug: bool) -> None:
     root.setLevel(logging.DEBUG if debug else logging.WARNING)
     # Lance's Rust core logs through its own variable (KMeans chatter while indexing a push).
     os.environ.setdefault("LANCE_LOG", "debug" if debug else "error")
-
-
-for command in (index, recall, get, status, add, remove, push, scrub, mcp, ask, spool, watch):
-    cli.add_command(command)
 
 
 def main(argv: list[str] | None = None) -> None:

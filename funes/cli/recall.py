@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import replace
 
 import click
@@ -94,8 +95,9 @@ def recall(
     if math.isnan(half_life):  # FloatRange lets NaN through; it would make every score NaN
         raise click.BadParameter("must be a number of days, not nan", param_hint="'--half-life'")
     request = RecallRequest(" ".join(query), params, block_type, harness)
-    console = err_console()
-    with console.status("recalling…", spinner="dots") if console.is_terminal else _Null():
+    # rich loads only to draw the spinner at a terminal (agents read stderr from a pipe)
+    console = err_console() if sys.stderr.isatty() else None
+    with console.status("recalling…", spinner="dots") if console is not None else _Null():
         outcome = run_recall(rt, parse_memory(memory, rt), request)
     for note in outcome.result.notes:
         click.echo(f"funes: {note}", err=True)

@@ -18,10 +18,13 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from funes.errors import UsageError
 from funes.memory.runtime import Runtime
-from funes.remote import DirRemote, HubRemote, Remote, is_export_dir
+
+if TYPE_CHECKING:  # funes.remote (Lance, the Hub client) loads only for a remote memory
+    from funes.remote import Remote
 
 
 class MemoryKind(StrEnum):
@@ -72,7 +75,7 @@ def parse_memory(value: str | None, rt: Runtime) -> MemoryRef:
 
 
 def _path_ref(path: Path) -> MemoryRef:
-    if is_export_dir(path) and not (path / "memory.db").exists():
+    if path.is_dir() and not (path / "memory.db").exists() and _is_export_dir(path):
         resolved = path.resolve()
         return MemoryRef(resolved.as_uri(), MemoryKind.DIR, resolved)
     db = path / "memory.db" if path.is_dir() else path
@@ -122,8 +125,16 @@ def as_push_target(ref: MemoryRef) -> MemoryRef:
     return ref
 
 
+def _is_export_dir(path: Path) -> bool:
+    from funes.remote import is_export_dir
+
+    return is_export_dir(path)
+
+
 def remote_for(ref: MemoryRef) -> Remote:
     """The Remote behind a REMOTE or DIR reference."""
+    from funes.remote import DirRemote, HubRemote
+
     if ref.kind is MemoryKind.REMOTE:
         assert ref.repo is not None
         return HubRemote(ref.repo)

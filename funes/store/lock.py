@@ -12,8 +12,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from filelock import FileLock, Timeout
-
 from funes.errors import StoreLocked
 from funes.paths import create_private_file
 
@@ -26,6 +24,8 @@ def writer_lock(path: Path, *, wait_s: float = 0.0, announce: bool = False) -> I
     deferrable work (a worker embedding a backlog) to let go soon. Raises StoreLocked when
     another process holds it for longer than `wait_s` seconds.
     """
+    from filelock import FileLock, Timeout  # writers only: readers never load it
+
     lock = FileLock(str(path), timeout=0, mode=0o600)
     marker = waiting_marker(path)
     try:

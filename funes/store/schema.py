@@ -182,6 +182,7 @@ def owed_priority_sql(column: str = "block_type") -> str:
     cases = " ".join(f"when '{k}' then {v}" for k, v in OWED_PRIORITY.items())
     return f"(case {column} {cases} else {OWED_LAST} end)"
 
+
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -111,7 +111,7 @@ def settle_owed(raw: Any, *, vector_table: bool) -> None:
     )
     raw.execute(
         f"""insert or ignore into vectors_owed (rowid, priority, ts)
-            select c.rowid, {owed_priority_sql('c.block_type')}, c.ts from chunks c {missing}"""
+            select c.rowid, {owed_priority_sql("c.block_type")}, c.ts from chunks c {missing}"""
     )
     raw.execute("delete from meta where key = 'owed_scan'")
 

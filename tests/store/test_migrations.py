@@ -172,9 +172,9 @@ def test_an_older_memory_counts_its_owed_vectors_once_then_tracks_them(tmp_path:
         owed = store.owed_vectors(limit=10)
         assert sorted(r for r, _, _, _ in owed) == sorted([before[1][0], before[7][0]])
         assert store.owed_counts() == {0: 2}
-        assert store.raw.execute("select count(*) from meta where key = 'owed_scan'").fetchone() == (
-            0,
-        )
+        assert store.raw.execute(
+            "select count(*) from meta where key = 'owed_scan'"
+        ).fetchone() == (0,)
         emb = BagOfWordsEmbedder()
         store.add_vectors(owed, emb.embed([t for _, t, _, _ in owed]))
         assert store.owed_counts() == {} and store.owed_vectors(limit=10) == []
@@ -187,7 +187,11 @@ def test_owed_vectors_follow_every_write(tmp_path: Path) -> None:
     emb = BagOfWordsEmbedder()
     turns = [
         Turn(
-            Harness.CLAUDE_CODE, "s", f"t{seq}", seq, f"2026-01-0{1 + seq}T10:00:00Z",
+            Harness.CLAUDE_CODE,
+            "s",
+            f"t{seq}",
+            seq,
+            f"2026-01-0{1 + seq}T10:00:00Z",
             Role.ASSISTANT,
             (
                 Block(BlockType.TOOL_USE, f"ls dir{seq}", tool_name="Bash"),
