@@ -38,6 +38,11 @@ STAGES = (
 )
 
 
+# Names the filler `fill_synthetic` writes: part of the cache key of bench/bigstore.py. Change
+# it whenever the filler changes.
+GENERATOR = "filler/1"
+
+
 def fill_synthetic(
     store: Store, total: int, real: Sequence[StoredChunk], vectors: object, *, seed: int = 7
 ) -> None:
