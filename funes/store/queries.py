@@ -96,14 +96,24 @@ def lexical(raw: Any, query: str, *, k: int, filters: Filters) -> list[tuple[int
     return [(int(r[0]), float(r[1])) for r in rows]
 
 
+# Block types the vector leg does not search unless a filter asks for them: a tool call's
+# vector added nothing to the dev set's turn hit@5 (issue 15) and, in the fixtures, a tool call
+# describing what it looks for outranked the answer it found. They are still embedded, last
+# (store `vectors_owed` priority), for sharing: a pushed chunk carries its vector.
+LEXICAL_ONLY = ("tool_use",)
+
+
 def semantic(
     raw: Any, vector: bytes, *, element: str, k: int, filters: Filters
 ) -> list[tuple[int, float]]:
-    """(rowid, distance) of the `k` nearest chunks to `vector`, nearest first."""
+    """(rowid, distance) of the `k` nearest chunks to `vector`, nearest first (block types in
+    LEXICAL_ONLY only when `filters` names one)."""
     if k <= 0:
         return []
     probe = "vec_int8(:v)" if element == "int8" else ":v"
     clauses, params = [], {"v": vector, "k": k}
+    if filters.block_type is None:  # tool calls are found by BM25 (see LEXICAL_ONLY)
+        clauses.append(f"block_type not in ({', '.join(repr(t) for t in LEXICAL_ONLY)})")
     if filters.harness is not None:
         clauses.append("harness = :harness")
         params["harness"] = filters.harness

@@ -167,6 +167,14 @@ MIGRATIONS: tuple[str, ...] = (
     end;
     insert into meta (key, value) select 'owed_scan', '1' where exists (select 1 from chunks);
     """,
+    # 4: every change to chunks_vec (a vector written or dropped) is logged by rowid, so the
+    # auxiliary vector index beside a large memory (funes.store.vecindex) catches up from the
+    # log instead of re-reading the table; its writer trims what it has applied. `memory_id`
+    # (random) tells that file which memory it belongs to.
+    """
+    create table vector_log (seq integer primary key autoincrement, rowid integer not null);
+    insert or ignore into meta (key, value) values ('memory_id', lower(hex(randomblob(16))));
+    """,
 )
 
 # The order vectors owed are computed in (lower first), by block type: prose first (a first

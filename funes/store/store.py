@@ -8,6 +8,7 @@ Vectors arrive as arrays; the store never loads a model and never parses a trans
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from funes.chunks import Chunk, prompt_context
 from funes.errors import IncompatibleStore, StoreError
-from funes.store import meta, queries, redaction, writes
+from funes.store import meta, queries, redaction, vecindex, writes
 from funes.store.db import Connection, connect, open_hint
 from funes.store.handle import reads
 from funes.store.lock import waiting_marker, writer_lock
@@ -30,6 +31,8 @@ from funes.traces import printable
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
+
+log = logging.getLogger(__name__)
 
 
 class Store(RedactionUpkeep):
@@ -82,6 +85,8 @@ class Store(RedactionUpkeep):
         if isinstance(self._reader, Store):
             self._reader.close()
         self._reader = False
+        if self._vector_index is not None:
+            self._vector_index.close()
         self._conn.close()
 
     def reader(self) -> Store | None:
@@ -127,6 +132,37 @@ class Store(RedactionUpkeep):
             return
         with writer_lock(self._lock_path, wait_s=wait_s, announce=announce):
             yield self
+            self.sync_vector_index()
+
+    # -- the vector index beside a large memory (funes.store.vecindex) --------------------
+
+    vector_index_min_rows = vecindex.MIN_ROWS  # below this many vectors: sqlite-vec alone
+
+    @property
+    def vector_index_path(self) -> Path | None:
+        """The index file beside this memory (None for an in-memory database)."""
+        return None if str(self.path) == ":memory:" else vecindex.path_for(Path(self.path))
+
+    def _vector_expect(self) -> vecindex.Expect | None:
+        memory = self._meta.get("memory_id")
+        if memory is None or self.model_id is None or self.vector_element != "int8":
+            return None
+        return vecindex.Expect(
+            memory, self.model_id, self.dim or 0, float(self._meta.get("vector_scale", 0)), 0
+        )
+
+    def sync_vector_index(self) -> str:
+        """Bring the index file beside this memory up to its vector log (writers, on letting
+        go of the memory). Never raises: a file it cannot write is left for a reader to skip
+        (it falls back to sqlite-vec) and the next writer to rebuild. Returns what it did."""
+        path, expect = self.vector_index_path, self._vector_expect()
+        if path is None or expect is None or not self._conn.vectors:
+            return "none"
+        try:
+            return vecindex.sync(self._raw, path, expect, min_rows=self.vector_index_min_rows)
+        except (OSError, ValueError, self._conn.module.Error) as exc:
+            log.warning("vector index %s not updated: %s", path, exc)
+            return "failed"
 
     def writer_waiting(self) -> bool:
         """Whether another writer is waiting for this memory's lock (and announced it)."""
@@ -267,9 +303,23 @@ class Store(RedactionUpkeep):
         if not self._conn.vectors or self.model_id is None:
             return []
         blob = self._vector_bytes(vector.reshape(1, -1))[0]
+        if filters == NO_FILTERS and (found := self._indexed_search(blob, k)) is not None:
+            return found
         return queries.semantic(
             self._raw, blob, element=self.vector_element or "float", k=k, filters=filters
         )
+
+    def _indexed_search(self, blob: bytes, k: int) -> list[tuple[int, float]] | None:
+        """The vector index's answer (funes.store.vecindex), None when it has none."""
+        path, expect = self.vector_index_path, self._vector_expect()
+        if path is None or expect is None or not path.exists():
+            return None
+        if self._vector_index is None:
+            self._vector_index = vecindex.Reader(path)
+        import numpy as np
+
+        query = np.frombuffer(blob, dtype=np.int8)
+        return self._vector_index.search(self._raw, expect, query, k)
 
     @reads
     def fetch(self, rowids: Sequence[int]) -> dict[int, StoredChunk]:

@@ -81,12 +81,20 @@ def insert_vector(
         (rowid, blob, harness, block_type),
     )
     raw.execute("delete from vectors_owed where rowid = ?", (rowid,))
+    log_vectors(raw, [rowid])
 
 
 def delete_vector(raw: Any, rowid: int) -> None:
     """Drop the vector of chunk `rowid`; the chunk (when stored) is owed one again."""
     raw.execute("delete from chunks_vec where rowid = ?", (rowid,))
     owe(raw, [rowid])
+    log_vectors(raw, [rowid])
+
+
+def log_vectors(raw: Any, rowids: Sequence[int]) -> None:
+    """Record that the vectors of `rowids` changed (written or dropped): schema 4's
+    `vector_log`, which the auxiliary vector index catches up from (funes.store.vecindex)."""
+    raw.executemany("insert into vector_log (rowid) values (?)", [(r,) for r in rowids])
 
 
 def owe(raw: Any, rowids: Sequence[int]) -> None:
