@@ -4,7 +4,8 @@ A store of N chunks holds the dev set's real chunks (with their real vectors) pl
 (`latency.fill_synthetic`: the dev set's own words at its chunk lengths, random unit
 vectors). Building 1M chunks takes minutes (FTS5 and sqlite-vec inserts), so each size is
 kept under `bench/cache/` keyed by everything that shapes it: the filler generator, the size,
-the store schema, the redaction version, the embedder and the real chunks' content. A key
+the redaction version, the embedder and the real chunks' content (an older schema is migrated
+on open). The vector index beside it (funes.store.vecindex) is built with it. A key
 that changes builds a new file; stale files of the same size are removed.
 """
 
@@ -23,10 +24,10 @@ CACHE = Path(__file__).resolve().parent / "cache"
 
 def store_key(size: int, real: Sequence[StoredChunk], model_id: str, dim: int) -> str:
     from funes.redact import default_scanner
-    from funes.store.schema import SCHEMA_VERSION
 
+    # the schema is not part of the key: opening an older file migrates it in place
     digest = hashlib.sha1()
-    for part in (GENERATOR, str(size), str(SCHEMA_VERSION), str(default_scanner().version)):
+    for part in (GENERATOR, str(size), str(default_scanner().version)):
         digest.update(part.encode() + b"\0")
     digest.update(f"{model_id}:{dim}".encode() + b"\0")
     for c in real:
@@ -61,7 +62,11 @@ def cached_store(
         store.stamp_model(model_id, dim)
         fill_synthetic(store, size, real, vectors)
         store.raw.execute("pragma wal_checkpoint(TRUNCATE)")
+        store.sync_vector_index()
     finally:
         store.close()
     building.rename(path)
+    index = building.with_name(building.name + ".vecidx")
+    if index.exists():  # the index names its memory by id, not by path: it follows the rename
+        index.rename(path.with_name(path.name + ".vecidx"))
     return path, time.perf_counter() - t0

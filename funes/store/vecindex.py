@@ -491,7 +491,7 @@ def build(raw: Any, path: Path, expect: Expect) -> None:
         for _, vecs in _all_vectors(raw, expect.dim):
             total += vecs.sum(axis=0, dtype=np.int64)
             count += len(vecs)
-        capacity = max(count + count // 2, BATCH)
+        capacity = count + count // 8 + BATCH  # room to append before a rebuild
         empty = Header(expect.memory, expect.model, expect.dim, expect.scale, last, 0, capacity)
         fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
         try:
