@@ -79,7 +79,11 @@ def write_history(home: Path, chunks: int, devset: Path, *, seed: int = 15) -> i
                 ]
             else:
                 content = [
-                    {"type": "tool_result", "tool_use_id": f"toolu_{session}_{turn - 1}", "content": text}
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": f"toolu_{session}_{turn - 1}",
+                        "content": text,
+                    }
                 ]
             day = 1 + session % 28
             lines.append(

@@ -34,8 +34,15 @@ from bench.devset import DevsetSource
 from bench.models import EMBEDDER_SPEC, RecordingEmbedder
 from funes.chunks import EMBED_INPUT, PROMPT_CONTEXT, chunk_turn, embedding_input, turn_prompt
 from funes.inference import Embedder
-from funes.ingest import TOP_TIER, IndexJob, IndexReport, backfill_vectors, index, index_unit
-from funes.ingest import order_units
+from funes.ingest import (
+    TOP_TIER,
+    IndexJob,
+    IndexReport,
+    backfill_vectors,
+    index,
+    index_unit,
+    order_units,
+)
 from funes.redact import Scanner, redact
 from funes.settings import INDEX
 from funes.store import Store
@@ -81,9 +88,7 @@ class BareEmbedder:
         graph = int8_graph(
             EMBEDDER_SPEC, resolve_file(EMBEDDER_SPEC, EMBEDDER_SPEC.onnx), None, None
         )
-        self.session = ort.InferenceSession(
-            str(graph), options, providers=["CPUExecutionProvider"]
-        )
+        self.session = ort.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
         self.tokenizer = Tokenizer.from_file(
             str(resolve_file(EMBEDDER_SPEC, EMBEDDER_SPEC.tokenizer))
         )
