@@ -128,15 +128,24 @@ def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
 
 
 def _recipe_status(store: Store, report: StatusReport) -> None:
-    """A memory whose vectors an older funes made: `funes index` re-embeds it (reembed.py)."""
+    """A memory whose vectors an older funes made: `funes index` re-embeds it (reembed.py);
+    chunks still without a vector (a budgeted first index embeds them over later runs)."""
     owed = chunks_owed(store)
     if owed:
         report.attention.append(
             f"{owed} chunks have vectors of the `{store.embedding_input}` embedding recipe of an "
-            f"older funes: `funes index --yes` re-embeds them with `{EMBED_INPUT}` (replies and "
-            "tool output are found by their prompt too)"
+            f"older funes: `funes index --yes` re-embeds them with `{EMBED_INPUT}`"
         )
         report.next_steps.append("funes index --yes")
+    counts = store.owed_counts()
+    if counts is None or not store.vectors_available or store.model_id is None:
+        return
+    searched = sum(n for priority, n in counts.items() if priority < 2)
+    if searched:
+        report.attention.append(
+            f"{searched} chunks are not searchable by meaning yet (BM25 finds them): the next "
+            "`funes index`, and the hook after each turn, embed them, prose first"
+        )
 
 
 def _secrets_status(store: Store, report: StatusReport) -> None:

@@ -270,3 +270,19 @@ def test_add_and_remove_notes_are_not_hard_wrapped_when_stderr_is_a_pipe(
     assert note.rstrip().endswith("without them"), note  # one line, not wrapped at 80
     removed = funes("remove", "claude")
     assert all(len(x) < 200 for x in removed.stderr.splitlines())
+
+
+def test_add_off_a_terminal_builds_the_first_index_prose_first(isolated_env: Path) -> None:
+    """Issue 15: `funes add` from a script builds the same budgeted first index as at a
+    terminal (it used to print a hint and leave the memory empty): every chunk stored, prose
+    embedded before tool calls and output, the rest owed to later runs and turns."""
+    write_session(isolated_env, conversation(PAIRS))
+    added = funes("add", "claude")  # stdin and stderr are pipes here
+    assert "indexed 4 chunks" in added.stderr, added.stderr
+    with Store.open(Paths.resolve().memory_db, readonly=True) as store:
+        assert store.stats().chunks == 4
+        have = store.raw.execute("select count(*) from chunks_vec").fetchone()[0]
+        assert have + store.owed_total() == 4
+        hits = funes("recall", "export dying OOM").stdout
+    assert "OOM-killed" in hits
+    funes("remove", "claude")

@@ -22,11 +22,19 @@ RNG = np.random.default_rng(15)
 def _chunks(start: int, n: int) -> list[Chunk]:
     return [
         Chunk(
-            id=f"c{i:08d}", text=f"chunk {i}", session_id=f"s{i // 10}", turn_id=f"t{i % 10}",
-            seq=i % 10, ts="2026-01-01T00:00:00Z", role=Role.ASSISTANT,
-            block_type=BlockType.TEXT if i % 3 else BlockType.TOOL_RESULT, block_idx=0,
-            split_idx=0, harness=Harness.CLAUDE_CODE if i % 2 else Harness.CODEX,
-            workdir="w", source_path=f"/p/s{i // 10}.jsonl",
+            id=f"c{i:08d}",
+            text=f"chunk {i}",
+            session_id=f"s{i // 10}",
+            turn_id=f"t{i % 10}",
+            seq=i % 10,
+            ts="2026-01-01T00:00:00Z",
+            role=Role.ASSISTANT,
+            block_type=BlockType.TEXT if i % 3 else BlockType.TOOL_RESULT,
+            block_idx=0,
+            split_idx=0,
+            harness=Harness.CLAUDE_CODE if i % 2 else Harness.CODEX,
+            workdir="w",
+            source_path=f"/p/s{i // 10}.jsonl",
         )  # fmt: skip
         for i in range(start, start + n)
     ]
@@ -94,7 +102,12 @@ def test_rows_written_replaced_or_deleted_after_the_file_are_seen_as_sqlite_has_
     # new chunks whose vectors sit right on the queries, not in the file yet
     store.add(_chunks(5000, 15), queries)
     # replaced vectors and deleted chunks
-    victims = [r for r, in store.raw.execute("select rowid from chunks where rowid % 7 = 0 and rowid <= 1500")]
+    victims = [
+        r
+        for (r,) in store.raw.execute(
+            "select rowid from chunks where rowid % 7 = 0 and rowid <= 1500"
+        )
+    ]
     store.replace_vectors(victims[:40], _unit(40))
     store.rewrite_chunks([], None, redaction_version=1, drop=victims[40:])
     dropped = set(victims[40:])
