@@ -298,7 +298,11 @@ _SEARCHED = f"block_type not in ({', '.join(repr(t) for t in LEXICAL_ONLY)})"
 
 
 def vector_count_at_least(raw: Any, n: int) -> bool:
-    """Whether chunks_vec holds at least `n` vectors (reads at most n + 1 rowids)."""
+    """Whether chunks_vec holds at least `n` vectors. A memory whose highest chunk rowid is
+    below `n` cannot (no scan); otherwise at most `n` vector rowids are read."""
+    top = raw.execute("select max(rowid) from chunks").fetchone()[0]
+    if top is None or int(top) < n:
+        return False
     row = raw.execute(
         "select count(*) from (select rowid from chunks_vec limit ?)", (n,)
     ).fetchone()

@@ -227,3 +227,20 @@ def test_owed_vectors_follow_every_write(tmp_path: Path) -> None:
         more = [c for c in chunk_turn(turns[0])]
         assert store.add(more, None) == 0  # already stored: nothing owed again
         assert store.owed_counts() == {1: 1}
+
+
+def test_finding_owed_vectors_reads_the_owed_record_not_the_chunks(tmp_path: Path) -> None:
+    """Issue 15: no per-run full-table scan. The query behind backfill walks vectors_owed's
+    priority index and looks each chunk up by rowid (the old one scanned every chunk)."""
+    with Store.open(tmp_path / "m.db") as store:
+        store.stamp_model("test/x@1", 8)
+        plan = " | ".join(
+            str(row[-1])
+            for row in store.raw.execute(
+                """explain query plan select c.rowid from vectors_owed o
+                   join chunk_rows c on c.rowid = o.rowid where o.priority <= 1
+                   order by o.priority, o.ts desc, o.rowid limit 32"""
+            )
+        )
+    assert "vectors_owed_by_priority" in plan, plan
+    assert "SCAN c" not in plan and "SCAN chunks" not in plan, plan
