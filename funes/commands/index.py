@@ -7,14 +7,22 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from funes.commands.spool import run_drain
 from funes.errors import SourceError, UsageError
-from funes.ingest import DrainReport, IndexJob, IndexReport, Progress, ReembedReport, index, reembed
 from funes.memory import MemoryKind, MemoryRef, Runtime, open_for_write
 from funes.redact import default_scanner
 from funes.settings import INDEX, SPOOL, IndexParams
 from funes.traces import Harness, TraceSource, discover, sources_for_path
+
+if TYPE_CHECKING:  # loaded where used: a verb imports only what it runs
+    from funes.ingest import (
+        DrainReport,
+        IndexReport,
+        Progress,
+        ReembedReport,
+    )
 
 DRAIN_WAIT_S = 5.0  # how long `funes index` waits for a running spool worker
 # How long `funes index` waits for the memory's writer lock before exiting 75: long enough
@@ -71,6 +79,8 @@ def run_index(
     Raises StoreLocked when another writer holds the memory, IncompatibleStore when the memory
     was built with another embedding model.
     """
+    from funes.ingest import IndexJob, index, reembed
+
     started = time.monotonic()
     sources = sources_for(rt, request)
     unbudgeted = request.unbudgeted or request.path is not None

@@ -5,12 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from funes.errors import NoIndex, RemoteOffline
 from funes.memory import MemoryKind, MemoryRef, Runtime, as_push_target, remote_for
 from funes.paths import ensure_private_dir
 from funes.redact import Scanner, default_scanner
-from funes.remote import PushOptions, PushReport, forget_check, push
+
+if TYPE_CHECKING:  # loaded where used: a verb imports only what it runs
+    from funes.remote import PushReport
 
 
 def receipts_dir(rt: Runtime) -> Path:
@@ -39,6 +42,8 @@ def run_push(
     guard refuses unless `assume_yes`). Raises NoIndex when there is no local memory,
     UsageError for a target that is not a remote, RemoteError subclasses, PushRefused.
     """
+    from funes.remote import PushOptions, forget_check, push
+
     ref = as_push_target(target)
     remote = remote_for(ref)
     if rt.offline and remote.networked:

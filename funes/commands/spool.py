@@ -13,27 +13,20 @@ import logging
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from funes.errors import StoreLocked
-from funes.ingest import (
-    AgentBacklog,
-    Claimed,
-    DrainReport,
-    IndexJob,
-    Spool,
-    SpoolEntry,
-    agent_of,
-    apply_plan,
-    claim_batch,
-    fail,
-    group_by_memory,
-    plan_entries,
-    worker_active,
-    worker_lock,
-)
 from funes.memory import Runtime, open_for_write, parse_memory
 from funes.redact import default_scanner
 from funes.settings import INDEX, SPOOL, SpoolParams
+
+if TYPE_CHECKING:  # loaded where used: a verb imports only what it runs
+    from funes.ingest import (
+        AgentBacklog,
+        Claimed,
+        DrainReport,
+        Spool,
+    )
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +42,8 @@ def run_drain(
 
     Never raises for a busy worker lock or memory: the report says so (`busy`, `store_busy`).
     """
+    from funes.ingest import DrainReport, Spool, worker_lock
+
     spool = Spool(spool_root or rt.paths.spool)
     report = DrainReport()
     while True:
@@ -67,6 +62,8 @@ def run_drain(
 
 
 def _drain_locked(rt: Runtime, spool: Spool, params: SpoolParams, report: DrainReport) -> None:
+    from funes.ingest import claim_batch, group_by_memory
+
     idle_since: float | None = None
     while True:
         batch = claim_batch(spool, report, limit=params.batch_entries)
@@ -94,6 +91,8 @@ def _drain_memory(
 ) -> None:
     # Settle the transcripts before taking the memory: a `funes index` must not wait on a
     # worker that is only waiting for an agent to finish writing its turn.
+    from funes.ingest import IndexJob, apply_plan, fail, plan_entries
+
     try:
         drain = plan_entries(spool, items, homes=rt.homes, params=params, report=report)
         store = open_for_write(rt, parse_memory(memory, rt))
@@ -152,6 +151,8 @@ def run_spool_status(
     rt: Runtime, *, spool_root: Path | None = None, failed_limit: int = 20
 ) -> SpoolStatus:
     """Backlog per agent, parked entries with their errors, and whether a worker is draining."""
+    from funes.ingest import Spool, worker_active
+
     spool = Spool(spool_root or rt.paths.spool)
     status = SpoolStatus(str(spool.root), worker_running=False)
     if not spool.root.is_dir():
@@ -174,6 +175,8 @@ def retry_failed(rt: Runtime, *, spool_root: Path | None = None) -> int:
     of the agent its file name carries, which reaches the turn it pointed at; one whose agent
     is unknown stays in failed/ (and is not counted).
     """
+    from funes.ingest import Spool, SpoolEntry, agent_of
+
     spool = Spool(spool_root or rt.paths.spool)
     moved = 0
     for path in sorted(spool.failed.glob("*.json")):

@@ -10,7 +10,6 @@ from funes.chunks import EMBED_INPUT
 from funes.commands.push import receipts_dir
 from funes.commands.scrub import held_back_summary
 from funes.errors import FunesError, SecretScanFailed
-from funes.ingest import TOP_TIER, AgentBacklog, Spool, chunks_owed, owed, worker_active
 from funes.memory import (
     MemoryKind,
     MemoryRef,
@@ -20,10 +19,8 @@ from funes.memory import (
     probe,
     remote_for,
 )
-from funes.remote import receipt_path
 from funes.store import Store, StoreStats, receipt_status
 from funes.traces import discover, installable
-from funes.wiring import agent_harness, run_checks
 
 
 @dataclass(slots=True)
@@ -130,6 +127,8 @@ def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
 def _recipe_status(store: Store, report: StatusReport) -> None:
     """A memory whose vectors an older funes made: `funes index` re-embeds it (reembed.py);
     chunks still without a vector (a budgeted first index embeds them over later runs)."""
+    from funes.ingest import chunks_owed
+
     owed = chunks_owed(store)
     if owed:
         report.attention.append(
@@ -167,6 +166,8 @@ def _secrets_status(store: Store, report: StatusReport) -> None:
 
 
 def _source_status(rt: Runtime, store: Store | None) -> list[SourceStatus]:
+    from funes.ingest import TOP_TIER, owed
+
     out: list[SourceStatus] = []
     for source in discover(rt.homes):
         units = list(source.units())
@@ -184,6 +185,9 @@ STALE_BACKLOG_S = 600.0  # entries older than this with no worker running need a
 
 def _agent_hooks(rt: Runtime, report: StatusReport) -> None:
     """Fill `report.agents` from the installers' checks and the spool (hooks, backlog, failures)."""
+    from funes.ingest import AgentBacklog, Spool, worker_active
+    from funes.wiring import agent_harness, run_checks
+
     spool = Spool(rt.paths.spool)
     backlog = spool.backlog() if spool.root.is_dir() else {}
     for check in run_checks(rt):
@@ -244,6 +248,8 @@ def _remote_status(rt: Runtime, memory: MemoryRef, report: StatusReport) -> Stat
 
 def _push_status(rt: Runtime, memory: MemoryRef | None) -> list[PushStatus]:
     """Receipts of this host (all of them, or the one for `memory`) against the local memory."""
+    from funes.remote import receipt_path
+
     local = rt.paths.memory_db
     folder = receipts_dir(rt)
     if not local.exists() or not folder.is_dir():
