@@ -35,3 +35,16 @@ def test_the_memory_layer_loads_the_remote_machinery_only_for_a_remote_memory() 
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_the_recall_verb_loads_no_indexing_sharing_or_wiring_code() -> None:
+    """`funes recall` imports its command module and what recall runs; the write path
+    (funes.ingest), sharing (funes.remote) and agent wiring (funes.wiring) load only in the
+    verbs that use them."""
+    code = (
+        "import sys, funes.cli.recall\n"
+        "print(sorted(m for m in ('funes.ingest', 'funes.remote', 'funes.wiring', 'watchdog', "
+        "'rich', 'pyarrow') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout
