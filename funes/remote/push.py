@@ -221,14 +221,16 @@ def push(
             def build(root: Path, snap: Snapshot = snap, built: dict[str, object] = built) -> None:
                 table = root / lance_export.TABLE
                 assert box.model_id is not None
+                actions: list[str] = []
                 built["rows"] = lance_export.write(
                     table,
                     box.to_publish(),
                     model_id=box.model_id,
                     dim=box.dim,
                     embedding_input=box.embedding_input,
+                    actions=actions,
                 )
-                built["actions"] = lance_export.maintain_indexes(table)
+                built["actions"] = actions
                 total = lance_export.info(table).rows
                 built["total"] = total
                 write_sidecars(
