@@ -76,6 +76,33 @@ class SpoolParams:
     watch_debounce_s: float = 2.0  # `funes watch`: quiet time after a change before indexing
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PublishParams:
+    """How a spool worker publishes a bound memory after a session boundary (retries of one
+    worker; a parked push waits for the next boundary, or `funes push`)."""
+
+    # waits between failed attempts, seconds: len(backoff_s) + 1 attempts, then parked
+    backoff_s: tuple[float, ...] = (5.0, 30.0, 120.0)
+
+    @property
+    def max_attempts(self) -> int:
+        return len(self.backoff_s) + 1
+
+    @classmethod
+    def resolve(cls, env: Mapping[str, str] | None = None) -> PublishParams:
+        """FUNES_PUSH_RETRY_S overrides `backoff_s` (comma-separated seconds, e.g. `5,30,120`;
+        empty: one attempt, then parked)."""
+        env = os.environ if env is None else env
+        raw = env.get("FUNES_PUSH_RETRY_S")
+        if raw is None:
+            return cls()
+        try:
+            waits = tuple(max(0.0, float(v)) for v in raw.split(",") if v.strip())
+        except ValueError:
+            return cls()
+        return cls(backoff_s=waits)
+
+
 RECALL = RecallParams()
 INDEX = IndexParams()
 CHUNK = ChunkParams()

@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from funes.errors import NoIndex, RemoteOffline
-from funes.memory import MemoryKind, MemoryRef, Runtime, as_push_target, remote_for
+from funes.memory import (
+    MemoryKind,
+    MemoryRef,
+    PublishQueue,
+    PublishState,
+    Runtime,
+    as_push_target,
+    remote_for,
+)
 from funes.paths import ensure_private_dir
 from funes.redact import Scanner, default_scanner, gate_scanner
 from funes.remote import PushOptions, PushReport, forget_check, push
@@ -49,6 +58,8 @@ def run_push(
     if not rt.paths.memory_db.exists():
         raise NoIndex("no memory yet: nothing to push", hint="run `funes index` first")
     recall_name = ref.repo if ref.kind is MemoryKind.REMOTE and ref.repo else str(ref.path)
+    queue = PublishQueue(rt.paths)
+    generation = queue.load(remote.key, ref.label).requested  # requests this push serves
     report = push(
         rt.paths.memory_db,
         remote,
@@ -66,4 +77,17 @@ def run_push(
     )
     if not report.up_to_date:
         forget_check(rt.paths.remote_cache, remote)
+    queue.update(remote.key, ref.label, lambda s: record_landed(s, generation, report))
     return report
+
+
+def record_landed(state: PublishState, generation: int, report: PushReport) -> None:
+    """A push landed (or found nothing to send): it serves the publish requests made before it
+    started, clears failures and a parked state, and is the last successful push."""
+    state.served = max(state.served, generation)
+    state.attempts, state.next_try_at, state.last_error = 0, 0.0, None
+    state.parked = state.fix = state.parked_at = None
+    state.last_ok_at = time.time()
+    state.last_ok_commit = report.commit
+    state.last_ok_pushed = report.pushed
+    state.last_ok_held_back = report.held_back
