@@ -20,7 +20,7 @@ from pathlib import Path
 
 PRIVATE_DIR = 0o700
 PRIVATE_FILE = 0o600
-HUB_CACHE_VARS = ("HF_HOME", "HF_HUB_CACHE")
+HUB_CACHE_VARS = ("HF_HOME", "HF_HUB_CACHE", "HF_ENDPOINT")
 
 
 def ensure_private_dir(path: Path) -> Path:
@@ -74,8 +74,9 @@ class Paths:
     spool: Path
     logs: Path
     home: Path | None = None  # FUNES_HOME when set (installed hooks pass it on to the worker)
-    # HF_HOME / HF_HUB_CACHE when set: where the model cache lives (`funes add` passes them on
-    # to the MCP server, which some agents start with a whitelisted environment)
+    # HF_HOME / HF_HUB_CACHE / HF_ENDPOINT when set: where the model cache lives and which Hub
+    # serves shared memories (`funes add` passes them on to the MCP server, which some agents
+    # start with a whitelisted environment)
     hub_env: tuple[tuple[str, str], ...] = ()
 
     @property

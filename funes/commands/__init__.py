@@ -2,6 +2,8 @@
 
     index.py  recall.py  get.py  status.py  add.py  remove.py  push.py  scrub.py  ask.py
     spool.py (drain, status, retry)  watch.py
+    publish.py (publishing a bound memory at session boundaries)  bindings.py (status of them)
+    reading.py (a bound memory read with this host's unpublished turns)
 
 No click, no rich, no printing: commands take a Runtime (funes.memory) and return result
 objects that funes.render turns into text. Other packages import from this face.
@@ -9,8 +11,17 @@ objects that funes.render turns into text. Other packages import from this face.
 
 from __future__ import annotations
 
-from funes.commands.add import run_add
+from funes.commands.add import (
+    add_target,
+    check_shared,
+    create_shared,
+    has_hub_token,
+    local_chunks,
+    personal_memory,
+    run_add,
+)
 from funes.commands.ask import DEFAULT_TIMEOUT_S, AskAgent, AskRequest, plan_ask, run_ask
+from funes.commands.bindings import BindingStatus
 from funes.commands.get import GetOutcome, run_get
 from funes.commands.index import IndexOutcome, IndexRequest, run_index, sources_for
 from funes.commands.push import PushRequest, run_push
@@ -32,6 +43,7 @@ __all__ = [
     "AgentHookStatus",
     "AskAgent",
     "AskRequest",
+    "BindingStatus",
     "GetOutcome",
     "IndexOutcome",
     "IndexRequest",
@@ -44,6 +56,12 @@ __all__ = [
     "SpoolStatus",
     "StatusReport",
     "WatchReport",
+    "add_target",
+    "check_shared",
+    "create_shared",
+    "has_hub_token",
+    "local_chunks",
+    "personal_memory",
     "plan_ask",
     "retry_failed",
     "run_add",

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from funes.commands.reading import open_reading
 from funes.errors import UsageError
-from funes.memory import MemoryRef, Runtime, open_memory
+from funes.memory import MemoryRef, Runtime
 from funes.retrieval import TurnView, get_turns
 from funes.traces import printable
 
@@ -32,9 +33,9 @@ def run_get(
         )
     # ids are stored `printable`; one pasted raw (or with argv bytes not UTF-8) matches too
     session_id, turn_id = printable(session_id), printable(turn_id)
-    opened = open_memory(rt, memory)
+    opened = open_reading(rt, memory)
     try:
-        turns = get_turns(opened.store, session_id, turn_id, window=window)
+        turns = get_turns(opened.memory, session_id, turn_id, window=window)
         return GetOutcome(turns, session_id, turn_id, opened.label)
     finally:
         opened.close()

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from funes.commands.reading import open_reading
 from funes.errors import UsageError
-from funes.memory import MemoryRef, Runtime, open_memory
+from funes.memory import MemoryRef, Runtime
 from funes.retrieval import RecallResult, recall
 from funes.settings import RECALL, RecallParams
 from funes.store import Filters
@@ -25,6 +26,13 @@ class RecallRequest:
 class RecallOutcome:
     result: RecallResult
     memory: str  # the label of the memory actually read (what `→ get` lines carry)
+    # chunk id → the memory a hit came from, for hits not from `memory` (a bound memory
+    # also shows this host's turns not published to it yet: those say `local`)
+    hit_memory: dict[str, str] = field(default_factory=dict)
+
+    def memory_of(self, chunk_id: str) -> str:
+        """The memory label a hit's `→ get` line names."""
+        return self.hit_memory.get(chunk_id, self.memory)
 
 
 def run_recall(
@@ -42,19 +50,19 @@ def run_recall(
     """
     if not request.query.strip():
         raise UsageError("a recall query is required", hint='funes recall "what you want to find"')
-    opened = open_memory(rt, memory)
+    opened = open_reading(rt, memory)
     store = opened.store
     try:
         spec = rt.embedder_spec_for(store.model_id)
         store.check_model(spec.model_id)
-        embedder = rt.embedder(spec) if store.vectors_available and store.model_id else None
+        embedder = rt.embedder(spec) if opened.memory.vectors_available and store.model_id else None
         reranker = rt.reranker() if request.params.rerank else None
         filters = Filters(
             harness=request.harness.value if request.harness else None,
             block_type=request.block_type.value if request.block_type else None,
         )
         result = recall(
-            store,
+            opened.memory,
             request.query,
             embedder=embedder,
             reranker=reranker,
@@ -70,6 +78,11 @@ def run_recall(
             and rt.reranker_note
         ):
             result.notes.append(f"reranker unavailable ({rt.reranker_note}): fused order kept")
-        return RecallOutcome(result, opened.label)
+        labels = {h.chunk.id: opened.label_of(h.chunk) for h in result.hits}
+        return RecallOutcome(
+            result,
+            opened.label,
+            {cid: label for cid, label in labels.items() if label != opened.label},
+        )
     finally:
         opened.close()

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from funes.memory import Runtime
+from funes.memory import Runtime, bind, load_bindings
 from funes.traces import Harness
 from funes.wiring import AgentChanges, call, context, run_checks
 
 
 def run_remove(rt: Runtime, harness: Harness) -> AgentChanges:
-    """Take out exactly what `add` put in. Never touches the memory or any transcript."""
+    """Take out exactly what `add` put in (and the agent's binding). Never touches the memory,
+    a remote it was published to, or any transcript."""
     done = call(harness, "uninstall", context(rt, harness))
+    if harness.value in load_bindings(rt.paths):
+        bind(rt.paths, harness.value, None)
     result = AgentChanges(
         harness.agent_name, list(done.changed), list(done.warnings), list(done.notes)
     )

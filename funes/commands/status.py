@@ -7,6 +7,7 @@ import time
 from dataclasses import dataclass, field
 
 from funes.chunks import EMBED_INPUT
+from funes.commands.bindings import BindingStatus, binding_status
 from funes.commands.push import receipts_dir
 from funes.commands.scrub import held_back_summary
 from funes.errors import FunesError, SecretScanFailed
@@ -75,6 +76,7 @@ class StatusReport:
     remote_commit: str | None = None  # the commit read, for a remote memory
     push_held_back: int | None = None  # chunks the secrets gate would hold back; None: not scanned
     rescan_owed: int = 0  # chunks redacted under older secret rules (scrub or index re-scans)
+    bindings: list[BindingStatus] = field(default_factory=list)  # local memory only
 
 
 def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
@@ -114,6 +116,7 @@ def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
             store.close()
     if memory.kind is MemoryKind.LOCAL:
         _agent_hooks(rt, report)
+        _bindings(rt, report)
     owed = sum(s.owed for s in report.sources)
     if owed:
         report.attention.append(f"{owed} agent session file(s) not indexed yet")
@@ -163,6 +166,16 @@ def _secrets_status(store: Store, report: StatusReport) -> None:
             f"{len(held)} chunks contain secrets and would be held back by a push"
         )
         report.next_steps.append("funes scrub  (redact them in place)")
+
+
+def _bindings(rt: Runtime, report: StatusReport) -> None:
+    """Each agent's bound memory and its publishing; a parked push says what fixes it."""
+    report.bindings = binding_status(rt)
+    for b in report.bindings:
+        if b.state == "parked":
+            report.attention.append(f"publishing to {b.memory} stopped: {b.reason}")
+            if b.fix and b.fix not in report.next_steps:
+                report.next_steps.append(b.fix)
 
 
 def _source_status(rt: Runtime, store: Store | None) -> list[SourceStatus]:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import shlex
 
-from funes.commands import GetOutcome, RecallOutcome, StatusReport
+from funes.commands import BindingStatus, GetOutcome, RecallOutcome, StatusReport
 from funes.traces import strip_terminal_controls
 
 NEIGHBOR_CHARS = 160
@@ -41,7 +41,8 @@ def recall(outcome: RecallOutcome) -> str:
         lines.append(
             f"[{c.ts}] {c.harness} {c.workdir}/{c.session_id[:8]} {c.block_type}  score={hit.score:.3f}"
         )
-        args = " ".join(map(shlex.quote, (c.session_id, c.turn_id, "--memory", outcome.memory)))
+        label = outcome.memory_of(c.id)
+        args = " ".join(map(shlex.quote, (c.session_id, c.turn_id, "--memory", label)))
         lines.append(f"  → get {args}")
         lines.append(strip_terminal_controls(c.text))
         for n in hit.neighbors:
@@ -65,6 +66,29 @@ def get(outcome: GetOutcome) -> str:
 
 def not_found(outcome: GetOutcome) -> str:
     return f"turn {outcome.turn_id} not found in session {outcome.session_id}"
+
+
+def _binding_line(b: BindingStatus) -> str:
+    """`binding <agent>: <memory>; …` (see AGENTS.md, status)."""
+    line = f"binding {b.agent}: {b.memory}"
+    if not b.shared:
+        return line
+    if b.last_push_at:
+        line += (
+            f"; last push {b.last_push_at} commit {(b.last_push_commit or '?')[:12]} "
+            f"({b.last_pushed} chunks sent, {b.last_held_back} held back)"
+        )
+    else:
+        line += "; never pushed"
+    if b.pending_chunks is not None:
+        line += f"; {b.pending_chunks} chunks in {b.pending_sessions} sessions not pushed"
+    if b.state == "parked":
+        line += f"; parked: {b.reason}; fix: {b.fix}"
+    elif b.state == "retrying":
+        line += f"; retrying (attempt {b.attempts + 1} at {b.next_try_at}): {b.reason}"
+    elif b.state == "waiting":
+        line += "; push waiting"
+    return line
 
 
 def status(report: StatusReport) -> str:
@@ -94,6 +118,8 @@ def status(report: StatusReport) -> str:
             f"agent {a.agent}: hook {hook}, last fired {a.last_fired or 'never'}, "
             f"waiting {a.waiting}, failed {a.failed}, mcp {mcp}"
         )
+    for b in report.bindings:
+        lines.append(_binding_line(b))
     for push in report.pushes:
         lines.append(
             f"pushed to {push.remote}: {push.published} chunks as of commit {push.commit[:12]} "

@@ -50,6 +50,19 @@ def status(report: StatusReport) -> Group:
             f"agent {a.agent}",
             f"{hook} · last fired {fired} · {a.waiting} waiting · {a.failed} failed",
         )
+    for b in report.bindings:
+        value = b.memory
+        if b.shared:
+            last = (
+                f"last push {b.last_push_at[:16].replace('T', ' ')}"
+                if b.last_push_at
+                else "never pushed"
+            )
+            pending = f" · {b.pending_chunks:,} not pushed" if b.pending_chunks is not None else ""
+            value += f" · {last}{pending} · {b.state}"
+            if b.state == "parked":
+                value += f" ({b.reason}; fix: {b.fix})"
+        table.add_row(f"bound {b.agent}", value)
     for push in report.pushes:
         table.add_row(
             f"pushed {push.remote}",

@@ -4,7 +4,8 @@ recency → neighbors.
     pipeline.py  recall() and get_turns(): the stages in order
     fusion.py    RRF, turn aggregation, recency weight (pure, table-tested)
     guard.py     redaction on the fly of rows stored under older rules
-    types.py     Hit, RecallResult, TurnView
+    types.py     Hit, RecallResult, TurnView, Searchable (what the pipeline asks of a memory)
+    union.py     MemoryUnion: several memories read as one (a bound memory + unpublished turns)
 
 Sees only the Embedder/Reranker protocols and the Store; never a model backend. Other
 packages import from this face, never from its modules.
@@ -13,6 +14,15 @@ packages import from this face, never from its modules.
 from __future__ import annotations
 
 from funes.retrieval.pipeline import get_turns, recall
-from funes.retrieval.types import Hit, RecallResult, TurnView
+from funes.retrieval.types import Hit, RecallResult, Searchable, TurnView
+from funes.retrieval.union import MemoryUnion
 
-__all__ = ["Hit", "RecallResult", "TurnView", "get_turns", "recall"]
+__all__ = [
+    "Hit",
+    "MemoryUnion",
+    "RecallResult",
+    "Searchable",
+    "TurnView",
+    "get_turns",
+    "recall",
+]

@@ -20,9 +20,9 @@ from funes.inference import Embedder, Reranker
 from funes.redact import Scanner, default_scanner
 from funes.retrieval.fusion import recency_weight, rrf, sigmoid, turn_scores
 from funes.retrieval.guard import guard_block, guard_chunk, guard_chunks
-from funes.retrieval.types import Hit, RecallResult, TurnView
+from funes.retrieval.types import Hit, RecallResult, Searchable, TurnView
 from funes.settings import RECALL, Leg, RecallParams
-from funes.store import NO_FILTERS, Filters, Store
+from funes.store import NO_FILTERS, Filters
 from funes.traces import clean_text, parse_ts
 
 
@@ -38,7 +38,7 @@ class _Clock:
 
 
 def recall(
-    store: Store,
+    store: Searchable,
     query: str,
     *,
     embedder: Embedder | None,
@@ -131,7 +131,7 @@ def recall(
 
 
 def _lexical(
-    store: Store, query: str, params: RecallParams, filters: Filters
+    store: Searchable, query: str, params: RecallParams, filters: Filters
 ) -> tuple[list[int], float]:
     """The BM25 leg's rowids, best first, and its duration in ms."""
     t0 = time.perf_counter()
@@ -140,7 +140,12 @@ def _lexical(
 
 
 def get_turns(
-    store: Store, session_id: str, turn_id: str, *, window: int = 3, scanner: Scanner | None = None
+    store: Searchable,
+    session_id: str,
+    turn_id: str,
+    *,
+    window: int = 3,
+    scanner: Scanner | None = None,
 ) -> list[TurnView]:
     """The named turn and the `window` turns on each side, splits reassembled; [] when absent.
 

@@ -17,7 +17,7 @@ from types import ModuleType
 from typing import Any
 
 from funes.errors import AgentError, UsageError
-from funes.memory import MemoryKind, Runtime, parse_memory
+from funes.memory import MemoryKind, MemoryRef, Runtime, parse_memory
 from funes.paths import PRIVATE_FILE, bundled, ensure_private_dir
 from funes.settings import DEFAULT_RERANKER
 from funes.traces import AGENTS, Harness, installable
@@ -74,16 +74,21 @@ def installer(harness: Harness) -> ModuleType:
     return importlib.import_module(f"{PACKAGE}.{AGENTS[harness].installer}")
 
 
-def context(rt: Runtime, harness: Harness, memory: str | None = None) -> Any:
-    """The installer's Context for this machine (memory as given to `funes add`)."""
+def context(rt: Runtime, harness: Harness, memory: str | MemoryRef | None = None) -> Any:
+    """The installer's Context for this machine (memory as given to `funes add`, or parsed).
+
+    A local memory file binds the hooks (they index into it) and the MCP server; a shared
+    memory (a Hub dataset, a shared directory) binds the MCP server only: the hooks index into
+    the local memory, which is published to it at session boundaries.
+    """
     make_context = installer(harness).Context
     bound = memory_path = None
     if memory is not None:
-        ref = parse_memory(memory, rt)
+        ref = memory if isinstance(memory, MemoryRef) else parse_memory(memory, rt)
         if ref.kind is MemoryKind.PATH:
             assert ref.path is not None
             bound = memory_path = str(ref.path.resolve())
-        elif ref.kind is MemoryKind.REMOTE:
+        elif ref.shared:
             bound = ref.label
     return make_context(
         agent_home=rt.homes.of(harness),

@@ -20,10 +20,11 @@ PACKAGES = sorted(p.name for p in FUNES.iterdir() if (p / "__init__.py").is_file
 PUBLIC: dict[str, set[str]] = {
     "cli": {"cli", "main", "pass_runtime"},
     "commands": {
-        "DEFAULT_TIMEOUT_S", "AgentHookStatus", "AskAgent", "AskRequest", "GetOutcome",
+        "DEFAULT_TIMEOUT_S", "AgentHookStatus", "AskAgent", "AskRequest", "BindingStatus", "GetOutcome",
         "IndexOutcome", "IndexRequest", "PushRequest", "PushStatus", "RecallOutcome",
         "RecallRequest", "ScrubOutcome", "SourceStatus", "SpoolStatus", "StatusReport",
-        "WatchReport", "plan_ask", "retry_failed", "run_add", "run_ask", "run_drain", "run_get",
+        "WatchReport", "add_target", "check_shared", "create_shared", "has_hub_token",
+        "local_chunks", "personal_memory", "plan_ask", "retry_failed", "run_add", "run_ask", "run_drain", "run_get",
         "run_index", "run_push", "run_recall", "run_remove", "run_scrub", "run_spool_status",
         "run_status", "run_watch", "sources_for",
     },
@@ -43,9 +44,10 @@ PUBLIC: dict[str, set[str]] = {
     },
     "mcp_server": {"TOOLS", "ToolReply", "Tools", "error_text", "serve", "tool_list"},
     "memory": {
-        "RERANKER_RETRY_S", "MemoryKind", "MemoryRef", "MemoryState", "OpenMemory", "Probe",
-        "Runtime", "as_push_target", "open_for_read", "open_for_write", "open_memory",
-        "parse_memory", "probe", "remote_for", "state",
+        "RERANKER_RETRY_S", "Binding", "MemoryKind", "MemoryRef", "MemoryState", "OpenMemory",
+        "Probe", "PublishQueue", "PublishState", "Runtime", "as_push_target", "bind",
+        "bound_agents", "bound_ref", "load_bindings", "open_for_read", "open_for_write",
+        "open_memory", "parse_memory", "probe", "remote_for", "state",
     },
     "redact": {
         "MARKER_PREFIX", "RULES_VERSION", "DetectSecretsScanner", "Finding", "GateResult",
@@ -58,7 +60,9 @@ PUBLIC: dict[str, set[str]] = {
         "receipt_path",
     },
     "render": {"agent", "human"},
-    "retrieval": {"Hit", "RecallResult", "TurnView", "get_turns", "recall"},
+    "retrieval": {
+        "Hit", "MemoryUnion", "RecallResult", "Searchable", "TurnView", "get_turns", "recall",
+    },
     "store": {
         "CHUNK_COLUMNS", "DEFAULT_VECTOR_ELEMENT", "NO_FILTERS", "BlockRows", "Filters", "Outbox",
         "OutboxCounts", "ReceiptStatus", "Store", "StoreState", "StoreStats", "StoredChunk",
