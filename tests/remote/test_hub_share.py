@@ -4,9 +4,6 @@ FUNES_HOME (and HF cache) per simulated machine."""
 
 from __future__ import annotations
 
-import os
-import secrets
-import string
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -15,46 +12,25 @@ from pathlib import Path
 import pytest
 from hubfake import HubFake, Token
 from support.claude import write_claude_session
+from support.hub import (
+    READ,
+    TOKENS,
+    WRITE,
+    funes,
+    index_without_redaction,
+    machine,
+    minted_github_token,
+)
 
 pytestmark = [pytest.mark.hub, pytest.mark.models]
 
-WRITE = "hf_fake_write_token_alice"
-READ = "hf_fake_read_token_alice"
 REPO = "team/shared-memory"
 
 
 @pytest.fixture
 def hub(tmp_path: Path) -> Iterator[HubFake]:
-    tokens = {WRITE: Token("alice", "write", ("team",)), READ: Token("alice", "read", ("team",))}
-    with HubFake(tmp_path / "hub-state", tokens) as fake:
+    with HubFake(tmp_path / "hub-state", TOKENS) as fake:
         yield fake
-
-
-def machine(
-    tmp_path: Path, name: str, hub: HubFake, *, token: str | None = WRITE
-) -> dict[str, str]:
-    """The environment of one simulated machine: its own HOME, FUNES_HOME and HF cache."""
-    root = tmp_path / name
-    (root / "home").mkdir(parents=True, exist_ok=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HF_")}
-    env.update(
-        HOME=str(root / "home"),
-        FUNES_HOME=str(root / "funes"),
-        HF_HOME=str(root / "hf"),
-        HF_ENDPOINT=hub.url,
-        HF_HUB_DISABLE_TELEMETRY="1",
-        HF_HUB_DISABLE_PROGRESS_BARS="1",
-        FUNES_REMOTE_TTL_S="0",
-    )
-    if token:
-        env["HF_TOKEN"] = token
-    return env
-
-
-def funes(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "funes", *args], env=env, capture_output=True, text=True, timeout=300
-    )
 
 
 def claude_home(env: dict[str, str]) -> Path:
@@ -183,14 +159,9 @@ def test_binary_files_travel_over_git_lfs_when_the_hub_asks_for_it(tmp_path: Pat
         assert "Dunlin quota is 40 requests a minute." in got.stdout, got.stderr
 
 
-def _secret() -> str:
-    alphabet = string.ascii_letters + string.digits
-    return "ghp_" + "".join(secrets.choice(alphabet) for _ in range(36))
-
-
 def test_a_secret_in_a_transcript_never_reaches_the_hub(tmp_path: Path, hub: HubFake) -> None:
     a = machine(tmp_path, "a", hub)
-    token = _secret()
+    token = minted_github_token()
     indexed(
         a,
         [
@@ -209,7 +180,7 @@ def test_the_push_gate_holds_back_secrets_an_older_index_left_in_the_memory(
     """A memory indexed before a detection rule existed still holds the raw secret: the gate
     (which runs on every push) keeps every chunk of that block local."""
     a = machine(tmp_path, "a", hub)
-    token = _secret()
+    token = minted_github_token()
     write_claude_session(
         claude_home(a),
         [
@@ -218,7 +189,7 @@ def test_the_push_gate_holds_back_secrets_an_older_index_left_in_the_memory(
             ("assistant", "Cormorant rotation finished without downtime."),
         ],
     )
-    _index_without_redaction(a)
+    index_without_redaction(a)
     done = funes(a, "push", REPO, "--create", "--yes")
     assert done.returncode == 0, done.stderr
     assert "held back 1 chunks (1 blocks)" in done.stderr and "github_token" in done.stderr
@@ -230,33 +201,12 @@ def test_a_push_whose_every_chunk_holds_a_secret_publishes_nothing_and_exits_2(
     tmp_path: Path, hub: HubFake
 ) -> None:
     a = machine(tmp_path, "a", hub)
-    write_claude_session(claude_home(a), [("assistant", "token " + _secret())])
-    _index_without_redaction(a)
+    write_claude_session(claude_home(a), [("assistant", "token " + minted_github_token())])
+    index_without_redaction(a)
     done = funes(a, "push", REPO, "--create", "--yes")
     assert done.returncode == 2, done.stderr
     assert "nothing was published" in done.stderr
     assert len(hub.state.history("dataset", REPO)) == 1  # only the repo's initial commit
-
-
-def _index_without_redaction(env: dict[str, str]) -> None:
-    """Index as a funes whose rule set predates GitHub tokens (an empty rule set)."""
-    script = (
-        "from funes.memory import Runtime\n"
-        "from funes.commands.index import sources_for, IndexRequest\n"
-        "from funes.memory import parse_memory, open_for_write\n"
-        "from funes.ingest import IndexJob, index\n"
-        "from funes.redact import RuleScanner\n"
-        "rt = Runtime.resolve()\n"
-        "store = open_for_write(rt, parse_memory(None, rt))\n"
-        "spec = rt.embedder_spec_for(None)\n"
-        "job = IndexJob(store=store, embedder=rt.embedder(spec), scanner=RuleScanner(rules=()), "
-        "all_tiers_at_once=True)\n"
-        "index(sources_for(rt, IndexRequest()), job)\n"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300
-    )
-    assert done.returncode == 0, done.stderr
 
 
 def _assert_absent(hub: HubFake, tmp_path: Path, secret: str, *, present: str) -> None:
