@@ -11,17 +11,22 @@ from pathlib import Path
 from funes.commands.spool import run_drain
 from funes.errors import SourceError, UsageError
 from funes.ingest import DrainReport, IndexJob, IndexReport, Progress, ReembedReport, index, reembed
-from funes.memory import MemoryKind, MemoryRef, Runtime, open_for_write
+from funes.memory import MemoryKind, MemoryRef, Runtime, open_for_write, remote_for
 from funes.redact import default_scanner
+from funes.remote import HubRemote
 from funes.settings import INDEX, SPOOL, IndexParams
-from funes.traces import Harness, TraceSource, discover, sources_for_path
+from funes.traces import Harness, ParquetSource, TraceSource, discover, sources_for_path
 
 DRAIN_WAIT_S = 5.0  # how long `funes index` waits for a running spool worker
+
+
+TRACE_FILES = ("*.parquet", "**/*.parquet")  # what `funes index org/repo` fetches
 
 
 @dataclass(frozen=True, slots=True)
 class IndexRequest:
     path: Path | None = None
+    dataset: MemoryRef | None = None  # a Hub dataset of agent traces (`funes index org/repo`)
     harness: Harness | None = None
     limit: int | None = None
     include_thinking: bool = True
@@ -41,12 +46,30 @@ class IndexOutcome:
 
 
 def sources_for(rt: Runtime, request: IndexRequest) -> list[TraceSource]:
+    """The sources a request names (a path, a Hub traces dataset, or this machine's agents).
+
+    Raises UsageError for a path that does not exist, RemoteError (offline with nothing
+    cached, missing, refused) for a dataset that cannot be fetched.
+    """
+    if request.dataset is not None:
+        return [_hub_traces(rt, request.dataset)]
     if request.path is not None:
         if not request.path.exists():
             raise UsageError(f"no such file or directory: {request.path}")
         # Absolute keys: the same file indexed as `x/a.jsonl` and `/abs/x/a.jsonl` is one unit.
         return sources_for_path(Path(os.path.abspath(request.path)), request.harness)
     return discover(rt.homes, request.harness)
+
+
+def _hub_traces(rt: Runtime, ref: MemoryRef) -> TraceSource:
+    """An agent-traces dataset on the Hub: its Parquet files at its head (or the pinned
+    commit) fetched into the HF cache, only the files not cached yet (offline: the last
+    cached copy). Files are keyed `hf://datasets/org/repo/<file>`, so a file a later commit
+    left unchanged is not read again."""
+    remote = remote_for(ref)
+    assert isinstance(remote, HubRemote)
+    snap = remote.files(TRACE_FILES, revision=ref.revision, local_only=rt.offline)
+    return ParquetSource([snap.root], named=(snap.root, remote.label))
 
 
 def run_index(
@@ -68,7 +91,8 @@ def run_index(
     """
     started = time.monotonic()
     sources = sources_for(rt, request)
-    unbudgeted = request.unbudgeted or request.path is not None
+    explicit = request.path is not None or request.dataset is not None
+    unbudgeted = request.unbudgeted or explicit
     params: IndexParams = replace(
         INDEX,
         budget_s=0.0 if unbudgeted else INDEX.budget_s,
@@ -92,11 +116,13 @@ def run_index(
             )
             report = index(sources, job)
             upgraded = None
-            if embedder is not None and request.path is None:
+            if embedder is not None and not explicit:
                 deadline = None if unbudgeted else started + params.budget_s
                 upgraded = reembed(store, embedder, deadline=deadline, progress=reembed_progress)
         if request.path is not None:
-            _check_read(request.path, report)
+            _check_read(str(request.path), report)
+        elif request.dataset is not None:
+            _check_read(request.dataset.label, report)
         outcome = IndexOutcome(
             report=report,
             sources=[s.harness.value for s in sources],
@@ -108,7 +134,7 @@ def run_index(
         )
     finally:
         store.close()
-    if request.path is None and memory.kind is MemoryKind.LOCAL:
+    if not explicit and memory.kind is MemoryKind.LOCAL:
         # `funes index` also drains what hooks left in the spool (most of it is now
         # unchanged and only acked); a running worker keeps it if it does not let go soon.
         outcome.drain = run_drain(
@@ -117,7 +143,7 @@ def run_index(
     return outcome
 
 
-def _check_read(path: Path, report: IndexReport) -> None:
+def _check_read(path: str, report: IndexReport) -> None:
     """An explicit PATH that yields nothing readable is an error (a sweep never is: one bad
     transcript must not sink it, and its failures are in the report).
 
@@ -128,7 +154,7 @@ def _check_read(path: Path, report: IndexReport) -> None:
         raise SourceError(
             f"{path} holds no transcript funes can read",
             hint="give a Claude Code, Codex or pi JSONL transcript (or a directory of them), "
-            "a Hermes state.db, or an agent-traces .parquet file",
+            "a Hermes state.db, an agent-traces .parquet file, or a Hub dataset of them",
         )
     if report.failures and report.units_indexed == 0 and report.units_unchanged == 0:
         first = report.failures[0]

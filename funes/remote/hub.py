@@ -15,7 +15,7 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from funes import hf
@@ -117,6 +117,22 @@ class HubRemote:
         except HubError as exc:
             raise _mapped(exc, self.label) from exc
         return Snapshot(commit, root)
+
+    def files(
+        self, patterns: Sequence[str], *, revision: str | None = None, local_only: bool = False
+    ) -> Snapshot:
+        """The repository's files matching `patterns` at `revision` (default: the head of
+        main, which the HF cache then remembers), fetched into the HF cache once (a file
+        already cached is not fetched again); `local_only`: the cached copy, no network.
+        Raises RemoteOffline, RemoteMissing, RemoteUnauthorized, RemoteError."""
+        try:
+            root = hf.snapshot(
+                self.repo_id, revision=revision or hf.BRANCH, patterns=patterns,
+                local_only=local_only,
+            )  # fmt: skip
+        except HubError as exc:
+            raise _mapped(exc, self.label) from exc
+        return Snapshot(root.name, root)  # the cache folder is named after the commit
 
     def publish(self, base: Snapshot, build: Callable[[Path], None], *, message: str) -> str:
         with tempfile.TemporaryDirectory(prefix="funes-push-") as tmp:

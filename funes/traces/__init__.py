@@ -23,6 +23,7 @@ from funes.traces.model import (
     strip_terminal_controls,
     workdir_facet,
 )
+from funes.traces.parquet import ParquetSource
 from funes.traces.source import ReadStats, TraceSource, Unit
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "Block",
     "BlockType",
     "Harness",
+    "ParquetSource",
     "ReadStats",
     "Role",
     "TraceSource",

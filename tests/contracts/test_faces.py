@@ -69,7 +69,8 @@ PUBLIC: dict[str, set[str]] = {
         "UnitRecord", "fts_query", "receipt_status", "seal", "versions",
     },
     "traces": {
-        "AGENTS", "Agent", "AgentHomes", "Block", "BlockType", "Harness", "ReadStats", "Role",
+        "AGENTS", "Agent", "AgentHomes", "Block", "BlockType", "Harness", "ParquetSource",
+        "ReadStats", "Role",
         "TraceSource", "Turn", "Unit", "clean_text", "discover", "installable", "iso_utc",
         "normalize_ts", "parse_ts", "printable", "sources_for_path", "strip_terminal_controls",
         "workdir_facet",
