@@ -17,6 +17,7 @@ import click
 from funes import __version__
 from funes.cli.add import add
 from funes.cli.ask import ask
+from funes.cli.curate import curate
 from funes.cli.get import get
 from funes.cli.index import index
 from funes.cli.mcp import mcp
@@ -68,7 +69,9 @@ def _configure_logging(debug: bool) -> None:
     os.environ.setdefault("LANCE_LOG", "debug" if debug else "error")
 
 
-for command in (index, recall, get, status, add, remove, push, scrub, mcp, ask, spool, watch):
+for command in (
+    index, recall, get, status, add, remove, push, curate, scrub, mcp, ask, spool, watch,
+):  # fmt: skip
     cli.add_command(command)
 
 

@@ -4,6 +4,7 @@
     spool.py (drain, status, retry)  watch.py
     publish.py (publishing a bound memory at session boundaries)  bindings.py (status of them)
     reading.py (a bound memory read with this host's unpublished turns)
+    curate.py (which sessions a project memory receives)
 
 No click, no rich, no printing: commands take a Runtime (funes.memory) and return result
 objects that funes.render turns into text. Other packages import from this face.
@@ -22,6 +23,9 @@ from funes.commands.add import (
 )
 from funes.commands.ask import DEFAULT_TIMEOUT_S, AskAgent, AskRequest, plan_ask, run_ask
 from funes.commands.bindings import BindingStatus
+from funes.commands.curate import CurateOutcome, CurationStatus, SessionCard, curation_status
+from funes.commands.curate import decide as curate_decide
+from funes.commands.curate import review as curate_review
 from funes.commands.get import GetOutcome, run_get
 from funes.commands.index import IndexOutcome, IndexRequest, run_index, sources_for
 from funes.commands.push import PushRequest, run_push
@@ -44,6 +48,8 @@ __all__ = [
     "AskAgent",
     "AskRequest",
     "BindingStatus",
+    "CurateOutcome",
+    "CurationStatus",
     "GetOutcome",
     "IndexOutcome",
     "IndexRequest",
@@ -52,6 +58,7 @@ __all__ = [
     "RecallOutcome",
     "RecallRequest",
     "ScrubOutcome",
+    "SessionCard",
     "SourceStatus",
     "SpoolStatus",
     "StatusReport",
@@ -59,6 +66,9 @@ __all__ = [
     "add_target",
     "check_shared",
     "create_shared",
+    "curate_decide",
+    "curate_review",
+    "curation_status",
     "has_hub_token",
     "local_chunks",
     "personal_memory",

@@ -15,6 +15,7 @@ from funes.memory import (
     PublishState,
     Runtime,
     as_push_target,
+    load_curation,
     remote_for,
 )
 from funes.paths import ensure_private_dir
@@ -45,7 +46,8 @@ def run_push(
     """Push the local memory to `target` (see funes.remote.push for the protocol).
 
     `confirm` asks the person at the terminal (None: nobody to ask, so the wrong-memory
-    guard refuses unless `assume_yes`). Raises NoIndex when there is no local memory,
+    guard refuses unless `assume_yes`). A project memory (one `funes curate` reviewed here)
+    receives only the sessions marked include. Raises NoIndex when there is no local memory,
     UsageError for a target that is not a remote, RemoteError subclasses, PushRefused.
     """
     ref = as_push_target(target)
@@ -60,6 +62,7 @@ def run_push(
     recall_name = ref.repo if ref.kind is MemoryKind.REMOTE and ref.repo else str(ref.path)
     queue = PublishQueue(rt.paths)
     generation = queue.load(remote.key, ref.label).requested  # requests this push serves
+    project = load_curation(rt.paths, remote.key)  # a project memory: included sessions only
     report = push(
         rt.paths.memory_db,
         remote,
@@ -73,6 +76,7 @@ def run_push(
             confirm=confirm,
             host=rt.host,
             recall_name=recall_name,
+            sessions=project.included if project is not None else None,
         ),
     )
     if not report.up_to_date:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from funes.chunks import EMBED_INPUT
 from funes.commands.bindings import BindingStatus, binding_status
+from funes.commands.curate import CurationStatus, curation_status
 from funes.commands.push import receipts_dir
 from funes.commands.scrub import held_back_summary
 from funes.errors import FunesError, SecretScanFailed
@@ -77,6 +78,7 @@ class StatusReport:
     push_held_back: int | None = None  # chunks the secrets gate would hold back; None: not scanned
     rescan_owed: int = 0  # chunks redacted under older secret rules (scrub or index re-scans)
     bindings: list[BindingStatus] = field(default_factory=list)  # local memory only
+    curation: list[CurationStatus] = field(default_factory=list)  # project memories reviewed here
 
 
 def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
@@ -169,8 +171,17 @@ def _secrets_status(store: Store, report: StatusReport) -> None:
 
 
 def _bindings(rt: Runtime, report: StatusReport) -> None:
-    """Each agent's bound memory and its publishing; a parked push says what fixes it."""
+    """Each agent's bound memory and its publishing (a parked push says what fixes it), and
+    each project memory's sessions waiting for review."""
     report.bindings = binding_status(rt)
+    report.curation = curation_status(rt)
+    for c in report.curation:
+        if c.pending:
+            report.attention.append(
+                f"{c.pending} sessions of {c.project} wait for review before {c.memory} can "
+                "receive them"
+            )
+            report.next_steps.append(f"funes curate {c.memory}")
     for b in report.bindings:
         if b.state == "parked":
             report.attention.append(f"publishing to {b.memory} stopped: {b.reason}")

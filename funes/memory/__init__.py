@@ -6,6 +6,7 @@
     runtime.py  Runtime: resolved locations, model choice, lazily loaded models
     binding.py  which memory each agent is bound to on this host (bindings.json)
     publishing.py  this host's publishing to each shared memory (requests, failures, last push)
+    curation.py which sessions a project memory may receive (this host's review, a text file)
 
 Sits between the commands and the pipelines: commands (and the CLI and MCP adapters) use it;
 it uses the store and the remote pipeline. Other packages import from this face.
@@ -14,6 +15,13 @@ it uses the store and the remote pipeline. Other packages import from this face.
 from __future__ import annotations
 
 from funes.memory.binding import Binding, bind, bound_agents, load_bindings
+from funes.memory.curation import (
+    Curation,
+    all_curations,
+    curation_path,
+    load_curation,
+    save_curation,
+)
 from funes.memory.opening import OpenMemory, open_for_read, open_for_write, open_memory
 from funes.memory.publishing import PublishQueue, PublishState
 from funes.memory.ref import (
@@ -30,6 +38,7 @@ from funes.memory.state import MemoryState, Probe, probe, state
 __all__ = [
     "RERANKER_RETRY_S",
     "Binding",
+    "Curation",
     "MemoryKind",
     "MemoryRef",
     "MemoryState",
@@ -38,16 +47,20 @@ __all__ = [
     "PublishQueue",
     "PublishState",
     "Runtime",
+    "all_curations",
     "as_push_target",
     "bind",
     "bound_ref",
+    "curation_path",
     "bound_agents",
     "load_bindings",
+    "load_curation",
     "open_for_read",
     "open_for_write",
     "open_memory",
     "parse_memory",
     "probe",
     "remote_for",
+    "save_curation",
     "state",
 ]

@@ -120,6 +120,11 @@ def status(report: StatusReport) -> str:
         )
     for b in report.bindings:
         lines.append(_binding_line(b))
+    for c in report.curation:
+        lines.append(
+            f"project {c.project} → {c.memory}: {c.included} sessions included, "
+            f"{c.excluded} excluded, {c.pending} waiting for review"
+        )
     for push in report.pushes:
         lines.append(
             f"pushed to {push.remote}: {push.published} chunks as of commit {push.commit[:12]} "

@@ -63,6 +63,11 @@ def status(report: StatusReport) -> Group:
             if b.state == "parked":
                 value += f" ({b.reason}; fix: {b.fix})"
         table.add_row(f"bound {b.agent}", value)
+    for c in report.curation:
+        table.add_row(
+            f"project {c.project}",
+            f"{c.memory} · {c.included} included · {c.excluded} excluded · {c.pending} to review",
+        )
     for push in report.pushes:
         table.add_row(
             f"pushed {push.remote}",

@@ -13,12 +13,14 @@ model and never parses a transcript.
     meta.py        the meta table   schema.py   migrations      provenance.py  sessions/origins
     db.py          opening the file (binding, sqlite-vec, pragmas)   lock.py   the writer lock
     export.py      the SQL of sharing (push outbox, receipts, sealing a cache file)
+    curation.py    sessions summarised for a project memory's review
 
 Other packages import from this face, never from its modules.
 """
 
 from __future__ import annotations
 
+from funes.store.curation import SessionSummary, opening_prompts, session_summaries
 from funes.store.db import versions
 from funes.store.export import Outbox, OutboxCounts, ReceiptStatus, receipt_status, seal
 from funes.store.meta import DEFAULT_VECTOR_ELEMENT
@@ -36,13 +38,16 @@ __all__ = [
     "Outbox",
     "OutboxCounts",
     "ReceiptStatus",
+    "SessionSummary",
     "Store",
     "StoreState",
     "StoreStats",
     "StoredChunk",
     "UnitRecord",
     "fts_query",
+    "opening_prompts",
     "receipt_status",
     "seal",
+    "session_summaries",
     "versions",
 ]

@@ -8,6 +8,7 @@ fixtures/<agent>/, and its installer in installers/.
 from __future__ import annotations
 
 from funes.traces.agents import AGENTS, Agent, AgentHomes, installable
+from funes.traces.checkout import checkout_identities, repo_identity
 from funes.traces.discover import discover, sources_for_path
 from funes.traces.model import (
     Block,
@@ -39,6 +40,7 @@ __all__ = [
     "TraceSource",
     "Turn",
     "Unit",
+    "checkout_identities",
     "clean_text",
     "discover",
     "installable",
@@ -46,6 +48,7 @@ __all__ = [
     "normalize_ts",
     "parse_ts",
     "printable",
+    "repo_identity",
     "sources_for_path",
     "strip_terminal_controls",
     "workdir_facet",

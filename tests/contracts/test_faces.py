@@ -20,7 +20,9 @@ PACKAGES = sorted(p.name for p in FUNES.iterdir() if (p / "__init__.py").is_file
 PUBLIC: dict[str, set[str]] = {
     "cli": {"cli", "main", "pass_runtime"},
     "commands": {
-        "DEFAULT_TIMEOUT_S", "AgentHookStatus", "AskAgent", "AskRequest", "BindingStatus", "GetOutcome",
+        "DEFAULT_TIMEOUT_S", "AgentHookStatus", "AskAgent", "AskRequest", "BindingStatus",
+        "CurateOutcome", "CurationStatus", "GetOutcome", "SessionCard", "curate_decide",
+        "curate_review", "curation_status",
         "IndexOutcome", "IndexRequest", "PushRequest", "PushStatus", "RecallOutcome",
         "RecallRequest", "ScrubOutcome", "SourceStatus", "SpoolStatus", "StatusReport",
         "WatchReport", "add_target", "check_shared", "create_shared", "has_hub_token",
@@ -44,10 +46,10 @@ PUBLIC: dict[str, set[str]] = {
     },
     "mcp_server": {"TOOLS", "ToolReply", "Tools", "error_text", "serve", "tool_list"},
     "memory": {
-        "RERANKER_RETRY_S", "Binding", "MemoryKind", "MemoryRef", "MemoryState", "OpenMemory",
-        "Probe", "PublishQueue", "PublishState", "Runtime", "as_push_target", "bind",
-        "bound_agents", "bound_ref", "load_bindings", "open_for_read", "open_for_write",
-        "open_memory", "parse_memory", "probe", "remote_for", "state",
+        "RERANKER_RETRY_S", "Binding", "Curation", "MemoryKind", "MemoryRef", "MemoryState", "OpenMemory",
+        "Probe", "PublishQueue", "PublishState", "Runtime", "all_curations", "as_push_target",
+        "bind", "bound_agents", "bound_ref", "curation_path", "load_bindings", "load_curation", "open_for_read", "open_for_write",
+        "open_memory", "parse_memory", "probe", "remote_for", "save_curation", "state",
     },
     "redact": {
         "MARKER_PREFIX", "RULES_VERSION", "DetectSecretsScanner", "Finding", "GateResult",
@@ -65,14 +67,15 @@ PUBLIC: dict[str, set[str]] = {
     },
     "store": {
         "CHUNK_COLUMNS", "DEFAULT_VECTOR_ELEMENT", "NO_FILTERS", "BlockRows", "Filters", "Outbox",
-        "OutboxCounts", "ReceiptStatus", "Store", "StoreState", "StoreStats", "StoredChunk",
-        "UnitRecord", "fts_query", "receipt_status", "seal", "versions",
+        "OutboxCounts", "ReceiptStatus", "SessionSummary", "Store", "StoreState", "StoreStats", "StoredChunk",
+        "UnitRecord", "fts_query", "opening_prompts", "receipt_status", "seal",
+        "session_summaries", "versions",
     },
     "traces": {
         "AGENTS", "Agent", "AgentHomes", "Block", "BlockType", "Harness", "ParquetSource",
         "ReadStats", "Role",
-        "TraceSource", "Turn", "Unit", "clean_text", "discover", "installable", "iso_utc",
-        "normalize_ts", "parse_ts", "printable", "sources_for_path", "strip_terminal_controls",
+        "TraceSource", "Turn", "Unit", "checkout_identities", "clean_text", "discover", "installable", "iso_utc",
+        "normalize_ts", "parse_ts", "printable", "repo_identity", "sources_for_path", "strip_terminal_controls",
         "workdir_facet",
     },
     "wiring": {
