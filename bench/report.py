@@ -21,6 +21,34 @@ def _ok(flag: bool | None) -> str:
     return "" if flag is None else ("[green]met[/]" if flag else "[red]missed[/]")
 
 
+def push_rows(p: dict[str, Any] | None) -> list[tuple[str, str, str, str, str]]:
+    """Push peak RSS per memory size, its growth, and the 1M-chunk extrapolation."""
+    if not p:
+        return []
+    out = [("[b]Push peak RSS[/] (synthetic memory, child process)", "", "", "", "")]
+    for size, e in p["sizes"].items():
+        out.append(
+            (
+                f"  {int(size) // 1000}k chunks",
+                f"{e['peak_rss_mb']:.0f} MB",
+                f"floor {p['floor_mb']:.0f} MB (imports + outbox); push {e['seconds']:.0f} s",
+                "",
+                "",
+            )
+        )
+    if "extrapolated_1m_mb" in p:
+        out.append(
+            (
+                "  growth; peak at 1M chunks (linear extrapolation)",
+                f"{p['extrapolated_1m_mb']:.0f} MB",
+                f"{p['kb_per_chunk']:.2f} KB per chunk between the two sizes",
+                f"≤ {p['target_mb']:.0f} MB",
+                _ok(p["met"]),
+            )
+        )
+    return out
+
+
 def rows(r: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:
     """(section/figure, value, baseline or context, target, status) rows, in print order."""
     out: list[tuple[str, str, str, str, str]] = []
@@ -207,6 +235,7 @@ def rows(r: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:
                 _ok(loss <= 0.01 + 1e-9),
             )
         )
+    out.extend(push_rows(r.get("push_memory")))
     red = r["redaction"]
     mbps = red.get("mb_per_s")
     out.append(

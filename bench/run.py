@@ -9,7 +9,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from bench import latency, quality, remote_latency, secrets, storage, throughput
+from bench import latency, push_memory, quality, remote_latency, secrets, storage, throughput
 from bench.devset import DevsetSource, load_questions
 from bench.machine import machine_info
 from bench.metrics import percentile
@@ -196,6 +196,12 @@ def run_all(devset: Path, tmp: Path, *, quick: bool, repo: Path) -> dict[str, An
     red["index_with_vs_without_redaction"] = round(pipe_s / max(pipe_s - red_s, 1e-9), 3)
     results["redaction"] = red
     store.close()
+
+    # 8. push peak RSS against the memory's size (synthetic memories, a child process each)
+    log("push peak RSS (synthetic memories)")
+    results["push_memory"] = push_memory.measure(
+        tmp / "push-memory", sizes=push_memory.QUICK_SIZES if quick else push_memory.FULL_SIZES
+    )
     return results
 
 
