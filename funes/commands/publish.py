@@ -4,8 +4,8 @@ The hook of an agent bound to a shared memory (`funes add <agent> org/repo`, or 
 directory) drops its session-boundary events into the spool like any other (its record's
 `publish_events`: Claude Code SessionEnd, Codex SessionStart, Hermes on_session_finalize, pi
 session_shutdown, and the agents' session starts as a catch-up). The spool worker turns each
-one into a publish *request* for the bound remote (`request_publishing`, when it claims the
-entry) and, once the spool is drained and outside the worker lock, pushes every remote with a
+one into a publish *request* for the bound remote (`request_publishing`, once the entry's
+chunks are committed: a push that started earlier cannot serve it) and, once the spool is drained and outside the worker lock, pushes every remote with a
 request due (`publish_due`):
 
     push (funes.commands.push: gate, compare-and-swap commit, receipt; nothing pushed twice)

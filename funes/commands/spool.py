@@ -6,8 +6,8 @@ install time), and exits once the spool stays empty for `SpoolParams.idle_exit_s
 memory's writer lock stays taken for `store_wait_s` (a long `funes index`), it gives its
 entries back and exits: the next hook, `funes index` or `funes watch` drains them.
 
-Session-boundary entries of an agent bound to a shared memory become publish requests when
-claimed; a worker started by a hook (`publish` given) then pushes what is due once the spool
+Session-boundary entries of an agent bound to a shared memory become publish requests once
+their chunks are committed; a worker started by a hook (`publish` given) then pushes what is due once the spool
 is drained, outside the worker lock (funes.commands.publish).
 """
 
@@ -90,16 +90,23 @@ def _drain_locked(rt: Runtime, spool: Spool, params: SpoolParams, report: DrainR
             time.sleep(min(0.1, params.idle_exit_s))
             continue
         idle_since = None
-        try:
-            report.publish_requests += request_publishing(
-                rt, [item.entry for item in batch], now=time.time()
-            )
-        except Exception:  # a damaged publish state must not stop indexing
-            log.exception("recording publish requests failed")
         for memory, items in group_by_memory(batch).items():
             _drain_memory(rt, spool, memory, items, params, report)
+            if not report.store_busy:
+                _request_publishing(rt, items, report)
         if report.store_busy:
             return
+
+
+def _request_publishing(rt: Runtime, items: list[Claimed], report: DrainReport) -> None:
+    """Session boundaries among `items` ask for a push, once their chunks are committed: a
+    push that started before they were (and so cannot hold them) never serves the request."""
+    try:
+        report.publish_requests += request_publishing(
+            rt, [item.entry for item in items], now=time.time()
+        )
+    except Exception:  # a damaged publish state must not stop indexing
+        log.exception("recording publish requests failed")
 
 
 def _drain_memory(

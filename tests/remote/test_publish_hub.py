@@ -332,3 +332,43 @@ def test_a_hosts_push_held_mid_commit_does_not_block_another_hosts_push(
     _, err = slow.communicate(timeout=300)
     assert slow.returncode == 0 and "pushes=1" in err, err
     assert remote_ids(hub, tmp_path) == Counter(local_ids(a) | local_ids(b))
+
+
+def test_a_boundary_is_served_only_by_a_push_that_started_after_its_turns_were_indexed(
+    tmp_path: Path, hub: HubFake
+) -> None:
+    """A push running while another worker waits to index a session's last turns must not
+    count that session's boundary as served (found with the real Claude Code: the end of a
+    session was 'published' by a push that could not hold its turns yet)."""
+    from funes.store.lock import writer_lock
+
+    a = host(tmp_path, "a", hub)
+    added(a, "--create", "--yes")
+    boundary(a, session(a, A_TURNS))
+    hub.hold_commits(1)  # the first worker's push hangs at its commit
+    first = subprocess.Popen(
+        [sys.executable, "-m", "funes", "spool", "drain"],
+        env=a,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert hub.config.held.wait(timeout=240), "the first push never reached its commit"
+    later = session(a, B_NEW)
+    boundary(a, later)
+    lock = Path(a["FUNES_HOME"]) / "data" / "memory.lock"
+    with writer_lock(lock):  # the second worker claims the boundary, then waits to index it
+        second = subprocess.Popen(
+            [sys.executable, "-m", "funes", "spool", "drain"],
+            env=a,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        time.sleep(3)  # it has claimed the entry and waits for the memory
+        hub.release()  # the first push lands, and pushes again (nothing new is indexed yet)
+        _, err = first.communicate(timeout=300)
+        assert first.returncode == 0, err
+    _, err = second.communicate(timeout=300)  # indexes the later session, then publishes it
+    assert second.returncode == 0 and "pushes=1" in err, err
+    assert remote_ids(hub, tmp_path) == Counter(local_ids(a))

@@ -240,6 +240,9 @@ class Sandbox:
     agent: str
     root: Path
     model: FakeModel
+    # variables for every process of this sandbox (funes and the agent) over MODEL_ENV; None
+    # removes one (a machine that reaches the Hub stand-in drops HF_HUB_OFFLINE)
+    env: dict[str, str | None] = field(default_factory=dict)
     home: Path = field(init=False)
     funes_home: Path = field(init=False)
     project: Path = field(init=False)
@@ -264,6 +267,14 @@ class Sandbox:
             env.pop(var, None)
         env["HOME"] = str(self.home)
         env["FUNES_HOME"] = str(self.funes_home)
+        return self._with_extra(env)
+
+    def _with_extra(self, env: dict[str, str]) -> dict[str, str]:
+        for key, value in self.env.items():
+            if value is None:
+                env.pop(key, None)
+            else:
+                env[key] = value
         return env
 
     def funes(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -308,7 +319,7 @@ class Sandbox:
         }
         env.update(MODEL_ENV)
         env.update(extra)
-        return env
+        return self._with_extra(env)
 
     def run_agent(
         self, argv: list[str], env: dict[str, str], *, what: str, timeout_s: float | None = None
@@ -391,10 +402,10 @@ def _kill_group(pid: int) -> None:
 
 
 @contextmanager
-def sandbox(agent: str, root: Path) -> Iterator[Sandbox]:
+def sandbox(agent: str, root: Path, env: dict[str, str | None] | None = None) -> Iterator[Sandbox]:
     """A Sandbox with its own scripted model, stopped (and workers awaited) on exit."""
     model = FakeModel(root / "fakellm")
-    box = Sandbox(agent, root, model)
+    box = Sandbox(agent, root, model, dict(env or {}))
     try:
         yield box
     finally:
