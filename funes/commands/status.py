@@ -243,7 +243,9 @@ def _agent_hooks(rt: Runtime, report: StatusReport) -> None:
 
 
 def _remote_status(rt: Runtime, memory: MemoryRef, report: StatusReport) -> StatusReport:
-    """A remote memory: its stats at the commit read, and what this host has published to it."""
+    """A remote memory: its stats at the commit read, and what this host has published to it
+    (and how publishing to it stands, for the agents bound to it)."""
+    report.bindings = [b for b in binding_status(rt) if b.memory == memory.label]
     try:
         opened = open_memory(rt, memory)
     except FunesError as exc:

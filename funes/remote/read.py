@@ -113,7 +113,8 @@ def open_cached(
             if last_commit is None:
                 raise RemoteOffline(
                     f"cannot reach {remote.label}, and it was never read on this machine",
-                    hint=exc.hint,
+                    hint="check the network and retry; once read, the cached copy is used "
+                    "whenever it cannot be reached",
                 ) from exc
             commit = last_commit
             note = f"{remote.label} unreachable: read it as of cached commit {last_commit[:12]}"
