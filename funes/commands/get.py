@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from funes.errors import UsageError
-from funes.memory import MemoryRef, Runtime, open_memory
+from funes.memory import MemoryRef, Runtime, foreign_owner, open_memory
 from funes.retrieval import TurnView, get_turns
 from funes.traces import printable
 
@@ -16,6 +16,7 @@ class GetOutcome:
     session_id: str
     turn_id: str
     memory: str
+    owner: str | None = None  # who owns it when it is not the user's own (funes.memory.owner)
 
 
 def run_get(
@@ -35,6 +36,6 @@ def run_get(
     opened = open_memory(rt, memory)
     try:
         turns = get_turns(opened.store, session_id, turn_id, window=window)
-        return GetOutcome(turns, session_id, turn_id, opened.label)
+        return GetOutcome(turns, session_id, turn_id, opened.label, foreign_owner(rt, memory))
     finally:
         opened.close()

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from funes.errors import UsageError
-from funes.memory import MemoryRef, Runtime, open_memory
+from funes.memory import MemoryRef, Runtime, foreign_owner, open_memory
 from funes.retrieval import RecallResult, recall
 from funes.settings import RECALL, RecallParams
 from funes.store import Filters
@@ -25,6 +25,7 @@ class RecallRequest:
 class RecallOutcome:
     result: RecallResult
     memory: str  # the label of the memory actually read (what `→ get` lines carry)
+    owner: str | None = None  # who owns it when it is not the user's own (funes.memory.owner)
 
 
 def run_recall(
@@ -70,6 +71,6 @@ def run_recall(
             and rt.reranker_note
         ):
             result.notes.append(f"reranker unavailable ({rt.reranker_note}): fused order kept")
-        return RecallOutcome(result, opened.label)
+        return RecallOutcome(result, opened.label, foreign_owner(rt, memory))
     finally:
         opened.close()

@@ -20,6 +20,7 @@ from funes.traces.model import (
     normalize_ts,
     parse_ts,
     printable,
+    quote_passage,
     strip_terminal_controls,
     workdir_facet,
 )
@@ -44,6 +45,7 @@ __all__ = [
     "normalize_ts",
     "parse_ts",
     "printable",
+    "quote_passage",
     "sources_for_path",
     "strip_terminal_controls",
     "workdir_facet",

@@ -9,11 +9,11 @@ import re
 import subprocess
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from support.claude import conversation, write_session
+from support.cli import Ran, funes
 
 from funes.paths import Paths
 from funes.store import Store
@@ -32,48 +32,6 @@ PAIRS = [
         "Done: rows are now written in batches of 5000 through a generator, peak RSS dropped to 180 MB.",
     ),
 ]
-
-
-def funes(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    out = subprocess.run(
-        [sys.executable, "-m", "funes", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=os.environ.copy(),
-    )
-    if check:
-        assert out.returncode == 0, out.stderr
-    return out
-
-
-@dataclass(frozen=True)
-class Ran:
-    returncode: int
-    stdout: str
-    stderr: str
-
-
-@pytest.fixture
-def run(capsys: pytest.CaptureFixture[str]) -> Callable[..., Ran]:
-    """`funes ARGS` in this process, through main() (the CLI's one error boundary)."""
-    import logging
-
-    from funes.cli import main
-
-    def invoke(*args: str) -> Ran:
-        root = logging.getLogger()
-        handlers, level = root.handlers[:], root.level
-        try:
-            with pytest.raises(SystemExit) as done:
-                main(list(args))
-        finally:
-            root.handlers[:], root.level = handlers, level
-        out = capsys.readouterr()
-        code = done.value.code
-        return Ran(code if isinstance(code, int) else 1, out.out, out.err)
-
-    return invoke
 
 
 def test_index_recall_get_round_trip_with_provenance(isolated_env: Path) -> None:

@@ -44,7 +44,7 @@ PUBLIC: dict[str, set[str]] = {
     "mcp_server": {"TOOLS", "ToolReply", "Tools", "error_text", "serve", "tool_list"},
     "memory": {
         "RERANKER_RETRY_S", "MemoryKind", "MemoryRef", "MemoryState", "OpenMemory", "Probe",
-        "Runtime", "as_push_target", "open_for_read", "open_for_write", "open_memory",
+        "Runtime", "as_push_target", "foreign_owner", "open_for_read", "open_for_write", "open_memory",
         "parse_memory", "probe", "remote_for", "state",
     },
     "redact": {
@@ -67,7 +67,8 @@ PUBLIC: dict[str, set[str]] = {
     "traces": {
         "AGENTS", "Agent", "AgentHomes", "Block", "BlockType", "Harness", "ReadStats", "Role",
         "TraceSource", "Turn", "Unit", "clean_text", "discover", "installable", "iso_utc",
-        "normalize_ts", "parse_ts", "printable", "sources_for_path", "strip_terminal_controls",
+        "normalize_ts", "parse_ts", "printable", "quote_passage", "sources_for_path",
+        "strip_terminal_controls",
         "workdir_facet",
     },
     "wiring": {

@@ -315,3 +315,31 @@ def test_a_scanner_error_publishes_nothing(tmp_path: Path) -> None:
         )
     assert not (tmp_path / "d" / "chunks.lance").exists()
     assert RuleScanner().scan("nothing here") == []
+
+
+def test_a_directory_is_the_users_own_unless_another_user_owns_it(tmp_path: Path) -> None:
+    import os
+
+    rt = _runtime(tmp_path / "a")
+    _index(
+        rt,
+        tmp_path,
+        "a",
+        [
+            ("user", "which port does the egret api use?"),
+            ("assistant", "The egret api is on 8443."),
+        ],
+    )
+    shared = tmp_path / "shared"
+    run_push(rt, parse_memory(str(shared), rt), PushRequest(create=True, assume_yes=True))
+    reader = _runtime(tmp_path / "b")
+    own = run_recall(reader, parse_memory(str(shared), reader), RecallRequest("egret api port"))
+    assert own.result.hits and own.owner is None
+    if os.geteuid() != 0:
+        pytest.skip("giving the directory to another user needs root (the own case passed)")
+    os.chown(shared, 65534, 65534)
+    theirs = run_recall(reader, parse_memory(str(shared), reader), RecallRequest("egret api port"))
+    import pwd
+
+    assert theirs.owner == pwd.getpwuid(65534).pw_name
+    assert "The egret api is on 8443." in {h.chunk.text for h in theirs.result.hits}

@@ -219,7 +219,7 @@ def parse_recall(out: str) -> list[Hit]:
         if not (head and get):
             continue
         workdir, _, session8 = head["where"].rpartition("/")
-        text = "\n".join(line for line in lines[2:] if not line.startswith("  ~ ["))
+        text = "\n".join(line[2:] for line in lines[2:] if line == ">" or line.startswith("> "))
         hits.append(
             Hit(
                 head["harness"],
