@@ -92,6 +92,58 @@ offline_option = click.option(
 )
 
 
+def scope_options(*, session: bool = True) -> Callable[[F], F]:
+    """--project, --since, --until (and --session): what a read is restricted to
+    (funes.commands.scope), passed on as one `scope` argument."""
+
+    def decorate(func: F) -> F:
+        @wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            from funes.commands import Scope
+
+            kwargs["scope"] = Scope(
+                kwargs.pop("project"),
+                kwargs.pop("since"),
+                kwargs.pop("until"),
+                kwargs.pop("session", None),
+            )
+            return func(*args, **kwargs)
+
+        options = [
+            click.option(
+                "--project",
+                metavar="PATH|NAME",
+                help="Only sessions run in this project: a path (inside a git repository: the "
+                "whole repository) or a directory name.",
+            ),
+            click.option(
+                "--since",
+                metavar="WHEN",
+                help="Only turns at or after WHEN: 2026-04-02, 2026-04-02T15:30, today, "
+                "yesterday, 12h, 7d, 2w.",
+            ),
+            click.option(
+                "--until",
+                metavar="WHEN",
+                help="Only turns before WHEN (a bare date or day counts whole).",
+            ),
+        ]
+        if session:
+            options.append(
+                click.option(
+                    "--session",
+                    metavar="ID",
+                    help="Only this session (its id, or the 8 characters a recall header shows).",
+                )
+            )
+        decorated: Any = wrapper
+        for option in reversed(options):
+            decorated = option(decorated)
+        return decorated  # type: ignore[no-any-return]
+
+    return decorate
+
+
 memory_option = click.option(
     "--memory",
     default=None,

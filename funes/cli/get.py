@@ -7,8 +7,15 @@ import sys
 import click
 from rich.console import Console
 
-from funes.cli.common import format_option, memory_option, offline_option, pass_runtime, wants_human
-from funes.commands import run_get
+from funes.cli.common import (
+    format_option,
+    memory_option,
+    offline_option,
+    pass_runtime,
+    scope_options,
+    wants_human,
+)
+from funes.commands import Scope, run_get
 from funes.memory import Runtime, parse_memory
 from funes.render import agent as agent_render
 
@@ -27,6 +34,7 @@ from funes.render import agent as agent_render
 @memory_option
 @format_option
 @offline_option
+@scope_options(session=False)
 @pass_runtime
 def get(
     rt: Runtime,
@@ -37,10 +45,15 @@ def get(
     memory: str | None,
     fmt: str | None,
     offline: bool,
+    scope: Scope,
 ) -> None:
-    """Print a turn and the turns around it, blocks reassembled."""
+    """Print a turn and the turns around it, blocks reassembled.
+
+    SESSION_ID may be the 8 characters a recall header shows when they name one session.
+    --project and --since/--until restrict which turns are shown and counted in the window.
+    """
     rt.offline = rt.offline or offline
-    outcome = run_get(rt, parse_memory(memory, rt), session_id, turn_id, window=window)
+    outcome = run_get(rt, parse_memory(memory, rt), session_id, turn_id, window=window, scope=scope)
     if not outcome.turns:
         click.echo(agent_render.not_found(outcome))
         sys.exit(1)

@@ -14,8 +14,9 @@ from funes.cli.common import (
     memory_option,
     offline_option,
     pass_runtime,
+    scope_options,
 )
-from funes.commands import RecallRequest, run_recall
+from funes.commands import RecallRequest, Scope, run_recall
 from funes.memory import Runtime, parse_memory
 from funes.render import agent as agent_render
 from funes.settings import RECALL
@@ -67,6 +68,7 @@ from funes.traces import BlockType, Harness
 @click.option("--no-rerank", is_flag=True, help="Skip the cross-encoder (fused order).")
 @memory_option
 @offline_option
+@scope_options()
 @pass_runtime
 def recall(
     rt: Runtime,
@@ -80,8 +82,13 @@ def recall(
     no_rerank: bool,
     memory: str | None,
     offline: bool,
+    scope: Scope,
 ) -> None:
-    """Recall raw passages from past agent sessions, with provenance and a `get` line."""
+    """Recall raw passages from past agent sessions, with provenance and a `get` line.
+
+    --project, --since/--until and --session restrict the search itself: both the BM25 and
+    the vector candidates are drawn only from matching chunks, before the top-k cut.
+    """
     rt.offline = rt.offline or offline
     params = replace(
         RECALL,
@@ -93,7 +100,7 @@ def recall(
     )
     if math.isnan(half_life):  # FloatRange lets NaN through; it would make every score NaN
         raise click.BadParameter("must be a number of days, not nan", param_hint="'--half-life'")
-    request = RecallRequest(" ".join(query), params, block_type, harness)
+    request = RecallRequest(" ".join(query), params, block_type, harness, scope)
     console = err_console()
     with console.status("recalling…", spinner="dots") if console.is_terminal else _Null():
         outcome = run_recall(rt, parse_memory(memory, rt), request)

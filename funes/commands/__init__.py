@@ -16,6 +16,7 @@ from funes.commands.index import IndexOutcome, IndexRequest, run_index, sources_
 from funes.commands.push import PushRequest, run_push
 from funes.commands.recall import RecallOutcome, RecallRequest, run_recall
 from funes.commands.remove import run_remove
+from funes.commands.scope import Scope
 from funes.commands.scrub import ScrubOutcome, run_scrub
 from funes.commands.spool import SpoolStatus, retry_failed, run_drain, run_spool_status
 from funes.commands.status import (
@@ -39,6 +40,7 @@ __all__ = [
     "PushStatus",
     "RecallOutcome",
     "RecallRequest",
+    "Scope",
     "ScrubOutcome",
     "SourceStatus",
     "SpoolStatus",

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from funes.commands.scope import NO_SCOPE, Scope, filters_for
 from funes.errors import UsageError
 from funes.memory import MemoryRef, Runtime, foreign_owner, open_memory
 from funes.retrieval import RecallResult, recall
 from funes.settings import RECALL, RecallParams
-from funes.store import Filters
 from funes.traces import BlockType, Harness
 
 
@@ -19,6 +19,7 @@ class RecallRequest:
     params: RecallParams = RECALL
     block_type: BlockType | None = None
     harness: Harness | None = None
+    scope: Scope = NO_SCOPE  # --project, --since/--until, --session (applied before the top-k cut)
 
 
 @dataclass(slots=True)
@@ -37,7 +38,8 @@ def run_recall(
 ) -> RecallOutcome:
     """Recall passages for the request from `memory`.
 
-    Raises UsageError for a query with no text (before anything is opened), NoIndex /
+    Raises UsageError for a query with no text (before anything is opened) or a bad scope
+    (funes.commands.scope: an unknown or ambiguous session, a time it cannot read), NoIndex /
     StoreError / IncompatibleStore / RemoteError from opening the memory, and
     ModelUnavailable when the memory's embedding model cannot be loaded.
     """
@@ -50,7 +52,9 @@ def run_recall(
         store.check_model(spec.model_id)
         embedder = rt.embedder(spec) if store.vectors_available and store.model_id else None
         reranker = rt.reranker() if request.params.rerank else None
-        filters = Filters(
+        filters = filters_for(
+            request.scope,
+            store,
             harness=request.harness.value if request.harness else None,
             block_type=request.block_type.value if request.block_type else None,
         )

@@ -20,6 +20,7 @@ from funes.errors import FunesError, UsageError
 from funes.settings import RECALL
 
 if TYPE_CHECKING:
+    from funes.commands import Scope
     from funes.memory import MemoryRef, Runtime
 
 log = logging.getLogger("funes.mcp")
@@ -39,6 +40,34 @@ INSTRUCTIONS = (
     "with a free-text description, then `get` for the surrounding turns of a promising hit. "
     "Results are raw transcript passages with provenance, not verified facts: read them critically."
 )
+
+_PROJECT_PROP: dict[str, Any] = {
+    "type": "string",
+    "description": (
+        "Only sessions run in this project: an absolute path (a path inside a git repository "
+        "means the whole repository) or a directory name such as `shop`."
+    ),
+}
+_SINCE_PROP: dict[str, Any] = {
+    "type": "string",
+    "description": (
+        "Only turns at or after this time: `2026-04-02`, `2026-04-02T15:30`, `today`, "
+        "`yesterday`, or an age such as `12h`, `7d`, `2w`."
+    ),
+}
+_UNTIL_PROP: dict[str, Any] = {
+    "type": "string",
+    "description": "Only turns before this time (same forms; a bare date counts whole).",
+}
+_SESSION_PROP: dict[str, Any] = {
+    "type": "string",
+    "description": "Only this session: its id, or the 8 characters a recall header shows.",
+}
+SCOPE_PROPS: dict[str, dict[str, Any]] = {
+    "project": _PROJECT_PROP,
+    "since": _SINCE_PROP,
+    "until": _UNTIL_PROP,
+}
 
 _MEMORY_PROP: dict[str, Any] = {
     "type": "string",
@@ -113,6 +142,8 @@ TOOLS: dict[str, dict[str, Any]] = {
                     "enum": list(HARNESS_NAMES),
                     "description": "Only sessions of this agent.",
                 },
+                **SCOPE_PROPS,
+                "session": _SESSION_PROP,
                 "memory": _MEMORY_PROP,
             },
             "required": ["query"],
@@ -140,6 +171,7 @@ TOOLS: dict[str, dict[str, Any]] = {
                     "default": 3,
                     "description": "Turns shown on each side of the named turn (default 3).",
                 },
+                **SCOPE_PROPS,
                 "memory": _MEMORY_PROP,
             },
             "required": ["session_id", "turn_uuid"],
@@ -240,7 +272,7 @@ class Tools:
             h = Harness.parse(harness) if harness else None
         except ValueError as exc:
             raise UsageError(str(exc)) from None
-        request = RecallRequest(query, replace(RECALL, k=k), bt, h)
+        request = RecallRequest(query, replace(RECALL, k=k), bt, h, _scope(args, session=True))
         outcome = run_recall(self.rt, self._memory(args), request)
         for note in outcome.result.notes:
             log.warning("%s", note)
@@ -253,7 +285,14 @@ class Tools:
         session_id = _req_str(args, "session_id")
         turn_uuid = _req_str(args, "turn_uuid")
         window = _opt_int(args, "window", 3, minimum=0, maximum=MAX_WINDOW)
-        outcome = run_get(self.rt, self._memory(args), session_id, turn_uuid, window=window)
+        outcome = run_get(
+            self.rt,
+            self._memory(args),
+            session_id,
+            turn_uuid,
+            window=window,
+            scope=_scope(args, session=False),
+        )
         if not outcome.turns:
             return ToolReply(agent_render.not_found(outcome), is_error=True)
         return ToolReply(agent_render.get(outcome))
@@ -263,6 +302,18 @@ class Tools:
         from funes.render import agent as agent_render
 
         return ToolReply(agent_render.status(run_status(self.rt, self._memory(args))))
+
+
+def _scope(args: Mapping[str, Any], *, session: bool) -> Scope:
+    """The `project`, `since`, `until` (and `session`) arguments as a commands Scope."""
+    from funes.commands import Scope
+
+    return Scope(
+        _opt_str(args, "project"),
+        _opt_str(args, "since"),
+        _opt_str(args, "until"),
+        _opt_str(args, "session") if session else None,
+    )
 
 
 def _req_str(args: Mapping[str, Any], key: str) -> str:

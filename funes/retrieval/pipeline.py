@@ -140,15 +140,22 @@ def _lexical(
 
 
 def get_turns(
-    store: Store, session_id: str, turn_id: str, *, window: int = 3, scanner: Scanner | None = None
+    store: Store,
+    session_id: str,
+    turn_id: str,
+    *,
+    window: int = 3,
+    scanner: Scanner | None = None,
+    filters: Filters = NO_FILTERS,
 ) -> list[TurnView]:
-    """The named turn and the `window` turns on each side, splits reassembled; [] when absent.
+    """The named turn and the `window` turns on each side, splits reassembled; [] when absent
+    (with `filters`: counting and showing only the turns' chunks they admit).
 
     Blocks with chunks stored under older redaction rules are redacted by `scanner` (default:
     the current one) after reassembly, so a secret split across two chunks is caught too.
     """
     scanner = scanner or default_scanner()
-    chunks = store.turns_around(session_id, turn_id, window)
+    chunks = store.turns_around(session_id, turn_id, window, filters=filters)
     views: list[TurnView] = []
     for (seq, tid), turn_chunks in groupby(chunks, key=lambda c: (c.seq, c.turn_id)):
         items = list(turn_chunks)

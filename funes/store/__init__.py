@@ -10,6 +10,7 @@ model and never parses a transcript.
     upkeep.py      its rewrites in place (redaction upkeep, re-embedding)
     rows.py        the row shapes it hands out (StoredChunk, UnitRecord, StoreStats, StoreState)
     queries.py     read SQL        writes.py   write SQL       redaction.py   rewrite SQL
+    scope.py       Filters: which chunks a read may see (facets, session, time, project)
     meta.py        the meta table   schema.py   migrations      provenance.py  sessions/origins
     db.py          opening the file (binding, sqlite-vec, pragmas)   lock.py   the writer lock
     export.py      the SQL of sharing (push outbox, receipts, sealing a cache file)
@@ -22,9 +23,10 @@ from __future__ import annotations
 from funes.store.db import versions
 from funes.store.export import Outbox, OutboxCounts, ReceiptStatus, receipt_status, seal
 from funes.store.meta import DEFAULT_VECTOR_ELEMENT
-from funes.store.queries import NO_FILTERS, Filters, fts_query
+from funes.store.queries import fts_query
 from funes.store.redaction import BlockRows
 from funes.store.rows import CHUNK_COLUMNS, StoredChunk, StoreState, StoreStats, UnitRecord
+from funes.store.scope import NO_FILTERS, Filters, ProjectScope, project_matches
 from funes.store.store import Store
 
 __all__ = [
@@ -35,6 +37,7 @@ __all__ = [
     "Filters",
     "Outbox",
     "OutboxCounts",
+    "ProjectScope",
     "ReceiptStatus",
     "Store",
     "StoreState",
@@ -42,6 +45,7 @@ __all__ = [
     "StoredChunk",
     "UnitRecord",
     "fts_query",
+    "project_matches",
     "receipt_status",
     "seal",
     "versions",

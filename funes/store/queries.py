@@ -8,10 +8,10 @@ searched for as text and never parsed as an operator.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from funes.store.rows import CHUNK_COLUMNS
+from funes.store.scope import NO_FILTERS, Filters
 
 # SQLite binds integers as signed 64-bit; a LIMIT past this is "no limit" anyway.
 _MAX_LIMIT = (1 << 63) - 1
@@ -56,29 +56,9 @@ def fts_query(text: str) -> str | None:
     return " OR ".join(terms)
 
 
-@dataclass(frozen=True, slots=True)
-class Filters:
-    """Optional facets a search is restricted to (None = any)."""
-
-    harness: str | None = None
-    block_type: str | None = None
-
-    def sql(self, alias: str = "c") -> tuple[str, dict[str, Any]]:
-        clauses, params = [], {}
-        if self.harness is not None:
-            clauses.append(f"{alias}.origin in (select id from origins where harness = :harness)")
-            params["harness"] = self.harness
-        if self.block_type is not None:
-            clauses.append(f"{alias}.block_type = :block_type")
-            params["block_type"] = self.block_type
-        return (" and " + " and ".join(clauses)) if clauses else "", params
-
-
-NO_FILTERS = Filters()
-
-
 def lexical(raw: Any, query: str, *, k: int, filters: Filters) -> list[tuple[int, float]]:
-    """(rowid, bm25) of the best `k` chunks for `query`, best first (bm25: lower is better)."""
+    """(rowid, bm25) of the best `k` chunks for `query` among those `filters` admit, best
+    first (bm25: lower is better)."""
     match = fts_query(query)
     if match is None or k <= 0:
         return []
@@ -99,20 +79,14 @@ def lexical(raw: Any, query: str, *, k: int, filters: Filters) -> list[tuple[int
 def semantic(
     raw: Any, vector: bytes, *, element: str, k: int, filters: Filters
 ) -> list[tuple[int, float]]:
-    """(rowid, distance) of the `k` nearest chunks to `vector`, nearest first."""
+    """(rowid, distance) of the `k` nearest chunks to `vector` among those `filters` admit,
+    nearest first (vec0 filters while it ranks: see funes.store.scope)."""
     if k <= 0:
         return []
     probe = "vec_int8(:v)" if element == "int8" else ":v"
-    clauses, params = [], {"v": vector, "k": k}
-    if filters.harness is not None:
-        clauses.append("harness = :harness")
-        params["harness"] = filters.harness
-    if filters.block_type is not None:
-        clauses.append("block_type = :block_type")
-        params["block_type"] = filters.block_type
-    extra = (" and " + " and ".join(clauses)) if clauses else ""
+    extra, params = filters.vector_sql()
     sql = f"select rowid, distance from chunks_vec where embedding match {probe} and k = :k{extra}"
-    return [(int(r[0]), float(r[1])) for r in raw.execute(sql, params).fetchall()]
+    return [(int(r[0]), float(r[1])) for r in raw.execute(sql, {"v": vector, "k": k, **params})]
 
 
 def by_rowids(raw: Any, rowids: list[int]) -> dict[int, tuple[Any, ...]]:
@@ -133,6 +107,18 @@ def session_key(raw: Any, session_id: str) -> int | None:
     """The integer key of `session_id` in `sessions` (None when no chunk has it)."""
     row = raw.execute("select id from sessions where session_id = ?", (session_id,)).fetchone()
     return None if row is None else int(row[0])
+
+
+def sessions_starting(raw: Any, prefix: str, *, limit: int) -> list[str]:
+    """Up to `limit` session ids that start with `prefix` (an exact id first), in id order."""
+    rows = raw.execute(
+        """select session_id from sessions
+           where substr(session_id, 1, length(:p)) = :p and exists
+               (select 1 from chunks c where c.session = sessions.id)
+           order by session_id != :p, session_id limit :n""",
+        {"p": prefix, "n": _limit(limit)},
+    ).fetchall()
+    return [str(r[0]) for r in rows]
 
 
 def block_keys(raw: Any, rowids: list[int]) -> dict[int, tuple[str, str, int]]:
@@ -209,37 +195,48 @@ def adjacent(
     return [tuple(r) for r in reversed(before)] + [tuple(r) for r in after]
 
 
-def turn_seq(raw: Any, *, session_id: str, turn_id: str) -> int | None:
+def turn_seq(
+    raw: Any, *, session_id: str, turn_id: str, filters: Filters = NO_FILTERS
+) -> int | None:
     session = session_key(raw, session_id)
     if session is None:
         return None
+    where, params = filters.sql("c")
     row = raw.execute(
-        "select seq from chunks where session = ? and turn_id = ? limit 1", (session, turn_id)
+        f"select seq from chunks c where session = :s and turn_id = :t{where} limit 1",
+        {"s": session, "t": turn_id, **params},
     ).fetchone()
     return None if row is None else int(row[0])
 
 
-def turns_window(raw: Any, *, session_id: str, seq: int, window: int) -> list[tuple[Any, ...]]:
-    """Chunks of the turns within `window` turn positions of `seq`, in order."""
+def turns_window(
+    raw: Any, *, session_id: str, seq: int, window: int, filters: Filters = NO_FILTERS
+) -> list[tuple[Any, ...]]:
+    """Chunks of the turns within `window` turn positions of `seq`, in order (counting and
+    showing only chunks `filters` admit)."""
     session = session_key(raw, session_id)
     if session is None:
         return []
+    where, params = filters.sql("c")
+    bound = {"s": session, "seq": seq, "n": _limit(window), **params}
     before = raw.execute(
-        "select distinct seq from chunks where session = ? and seq < ? order by seq desc limit ?",
-        (session, seq, _limit(window)),
+        f"""select distinct seq from chunks c where session = :s and seq < :seq{where}
+            order by seq desc limit :n""",
+        bound,
     ).fetchall()
     after = raw.execute(
-        "select distinct seq from chunks where session = ? and seq > ? order by seq limit ?",
-        (session, seq, _limit(window)),
+        f"""select distinct seq from chunks c where session = :s and seq > :seq{where}
+            order by seq limit :n""",
+        bound,
     ).fetchall()
     low = min([int(r[0]) for r in before] + [seq])
     high = max([int(r[0]) for r in after] + [seq])
     return [
         tuple(r)
         for r in raw.execute(
-            f"""select {CHUNK_COLUMNS} from chunk_rows where session = ? and seq between ? and ?
-                order by seq, block_idx, split_idx""",
-            (session, low, high),
+            f"""select {CHUNK_COLUMNS} from chunk_rows c where session = :s
+                and seq between :low and :high{where} order by seq, block_idx, split_idx""",
+            {"s": session, "low": low, "high": high, **params},
         )
     ]
 

@@ -21,9 +21,9 @@ from funes.store.handle import reads
 from funes.store.lock import writer_lock
 from funes.store.meta import now_utc
 from funes.store.provenance import Keys
-from funes.store.queries import NO_FILTERS, Filters
 from funes.store.rows import StoredChunk, StoreState, StoreStats, UnitRecord
 from funes.store.schema import SCHEMA_VERSION, migrate, upgrade
+from funes.store.scope import NO_FILTERS, Filters
 from funes.store.upkeep import RedactionUpkeep
 from funes.traces import printable
 
@@ -245,6 +245,13 @@ class Store(RedactionUpkeep):
         }
 
     @reads
+    def sessions_starting(self, prefix: str, *, limit: int = 10) -> list[str]:
+        """Up to `limit` ids of sessions with chunks whose id starts with `prefix`."""
+        if not self._has_schema:
+            return []
+        return queries.sessions_starting(self._raw, prefix, limit=limit)
+
+    @reads
     def block_keys(self, rowids: Sequence[int]) -> dict[int, tuple[str, str, int]]:
         """(session_id, turn_id, block_idx) of each chunk, keyed by rowid (missing are absent)."""
         return queries.block_keys(self._raw, list(rowids))
@@ -278,13 +285,16 @@ class Store(RedactionUpkeep):
         return [StoredChunk.from_row(r) for r in rows]
 
     @reads
-    def turns_around(self, session_id: str, turn_id: str, window: int) -> list[StoredChunk]:
-        """Chunks of the turn and of the `window` turns on each side, in order ([] when absent)."""
-        seq = queries.turn_seq(self._raw, session_id=session_id, turn_id=turn_id)
+    def turns_around(
+        self, session_id: str, turn_id: str, window: int, *, filters: Filters = NO_FILTERS
+    ) -> list[StoredChunk]:
+        """Chunks of the turn and of the `window` turns on each side, in order ([] when absent);
+        with `filters`, only chunks they admit (the named turn too)."""
+        seq = queries.turn_seq(self._raw, session_id=session_id, turn_id=turn_id, filters=filters)
         if seq is None:
             return []
         rows = queries.turns_window(
-            self._raw, session_id=session_id, seq=seq, window=max(window, 0)
+            self._raw, session_id=session_id, seq=seq, window=max(window, 0), filters=filters
         )
         return [StoredChunk.from_row(r) for r in rows]
 

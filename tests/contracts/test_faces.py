@@ -22,7 +22,7 @@ PUBLIC: dict[str, set[str]] = {
     "commands": {
         "DEFAULT_TIMEOUT_S", "AgentHookStatus", "AskAgent", "AskRequest", "GetOutcome",
         "IndexOutcome", "IndexRequest", "PushRequest", "PushStatus", "RecallOutcome",
-        "RecallRequest", "ScrubOutcome", "SourceStatus", "SpoolStatus", "StatusReport",
+        "RecallRequest", "Scope", "ScrubOutcome", "SourceStatus", "SpoolStatus", "StatusReport",
         "WatchReport", "plan_ask", "retry_failed", "run_add", "run_ask", "run_drain", "run_get",
         "run_index", "run_push", "run_recall", "run_remove", "run_scrub", "run_spool_status",
         "run_status", "run_watch", "sources_for",
@@ -61,8 +61,9 @@ PUBLIC: dict[str, set[str]] = {
     "retrieval": {"Hit", "RecallResult", "TurnView", "get_turns", "recall"},
     "store": {
         "CHUNK_COLUMNS", "DEFAULT_VECTOR_ELEMENT", "NO_FILTERS", "BlockRows", "Filters", "Outbox",
-        "OutboxCounts", "ReceiptStatus", "Store", "StoreState", "StoreStats", "StoredChunk",
-        "UnitRecord", "fts_query", "receipt_status", "seal", "versions",
+        "OutboxCounts", "ProjectScope", "ReceiptStatus", "Store", "StoreState", "StoreStats",
+        "StoredChunk", "UnitRecord", "fts_query", "project_matches", "receipt_status", "seal",
+        "versions",
     },
     "traces": {
         "AGENTS", "Agent", "AgentHomes", "Block", "BlockType", "Harness", "ReadStats", "Role",

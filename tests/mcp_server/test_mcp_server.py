@@ -255,7 +255,10 @@ def test_initialize_and_tools_list_answer_before_the_sdk_or_any_model_loads(
         tools["get"]["inputSchema"],
         tools["status"]["inputSchema"],
     )
-    assert set(recall["properties"]) == {"query", "k", "block_type", "harness", "memory"}
+    scope = {"project", "since", "until"}
+    assert set(recall["properties"]) == {
+        "query", "k", "block_type", "harness", "session", "memory", *scope,
+    }  # fmt: skip
     assert recall["required"] == ["query"]
     assert recall["properties"]["block_type"]["enum"] == [
         "text",
@@ -263,7 +266,7 @@ def test_initialize_and_tools_list_answer_before_the_sdk_or_any_model_loads(
         "tool_use",
         "tool_result",
     ]
-    assert set(get["properties"]) == {"session_id", "turn_uuid", "window", "memory"}
+    assert set(get["properties"]) == {"session_id", "turn_uuid", "window", "memory", *scope}
     assert get["required"] == ["session_id", "turn_uuid"]
     assert set(status["properties"]) == {"memory"}
     for word in ("past", "decisions", "errors", "critically", "provenance"):
