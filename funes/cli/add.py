@@ -26,7 +26,7 @@ def add(rt: Runtime, agent: str, memory: str | None, yes: bool, no_index: bool) 
     """Index every turn of AGENT (claude, codex, pi, hermes) as it completes, and give it recall.
 
     Installs a hook that notes each finished turn (indexed in the background), registers the
-    `funes mcp` server (recall, get, status) with the agent, and builds the first index of the
+    `funes mcp` server (recall, get, sessions, status) with the agent, and builds the first index of the
     agent's past sessions. MEMORY binds the MCP server (and, for a local path, the hooks) to it.
     """
     harness = agent_harness(agent)

@@ -24,6 +24,7 @@ from funes.cli.push import push
 from funes.cli.recall import recall
 from funes.cli.remove import remove
 from funes.cli.scrub import scrub
+from funes.cli.sessions import sessions
 from funes.cli.spool import spool
 from funes.cli.status import status
 from funes.cli.watch import watch
@@ -68,7 +69,9 @@ def _configure_logging(debug: bool) -> None:
     os.environ.setdefault("LANCE_LOG", "debug" if debug else "error")
 
 
-for command in (index, recall, get, status, add, remove, push, scrub, mcp, ask, spool, watch):
+for command in (
+    index, recall, get, sessions, status, add, remove, push, scrub, mcp, ask, spool, watch,
+):  # fmt: skip
     cli.add_command(command)
 
 

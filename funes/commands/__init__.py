@@ -1,6 +1,7 @@
 """What funes does when asked: one module per verb, shared by the CLI and the MCP server.
 
-    index.py  recall.py  get.py  status.py  add.py  remove.py  push.py  scrub.py  ask.py
+    index.py  recall.py  get.py  status.py  sessions.py  add.py  remove.py  push.py  scrub.py
+    ask.py  scope.py (what a read is restricted to)
     spool.py (drain, status, retry)  watch.py
 
 No click, no rich, no printing: commands take a Runtime (funes.memory) and return result
@@ -18,6 +19,7 @@ from funes.commands.recall import RecallOutcome, RecallRequest, run_recall
 from funes.commands.remove import run_remove
 from funes.commands.scope import Scope
 from funes.commands.scrub import ScrubOutcome, run_scrub
+from funes.commands.sessions import SessionsOutcome, SessionsRequest, run_sessions
 from funes.commands.spool import SpoolStatus, retry_failed, run_drain, run_spool_status
 from funes.commands.status import (
     AgentHookStatus,
@@ -42,6 +44,8 @@ __all__ = [
     "RecallRequest",
     "Scope",
     "ScrubOutcome",
+    "SessionsOutcome",
+    "SessionsRequest",
     "SourceStatus",
     "SpoolStatus",
     "StatusReport",
@@ -57,6 +61,7 @@ __all__ = [
     "run_recall",
     "run_remove",
     "run_scrub",
+    "run_sessions",
     "run_spool_status",
     "run_status",
     "run_watch",

@@ -1,4 +1,4 @@
-"""The MCP tools `recall`, `get`, `status`: names, descriptions, input schemas and execution.
+"""The MCP tools `recall`, `get`, `sessions`, `status`: names, descriptions, input schemas and execution.
 
 SDK-free and synchronous: `Tools.call(name, arguments)` returns the agent-format string the CLI
 prints (funes.render.agent), verbatim, or a tool error carrying a FunesError's message and hint.
@@ -33,6 +33,7 @@ SERVER_TITLE = "funes memory"
 SERVER_VERSION = __version__
 MAX_K = 50  # passages one recall may return
 MAX_WINDOW = 50  # turns `get` may show on each side
+MAX_SESSIONS = 500  # sessions one page may list
 INSTRUCTIONS = (
     "funes is the long-term memory of past coding-agent sessions (Claude Code, Codex, pi, Hermes). "
     "Before re-deriving something that may have been settled in an earlier session (a decision and "
@@ -107,6 +108,16 @@ GET_DESCRIPTION = (
     "outcome after an attempt. Arguments come from a recall hit's "
     "`→ get <session_id> <turn_uuid> --memory <label>` line. Raw transcript, read critically."
 )
+SESSIONS_DESCRIPTION = (
+    "List the past coding-agent sessions in funes memory, newest first: for each, when it "
+    "started and last ran, the agent, its project directory, its number of turns, the host, "
+    "and its opening prompt (quoted as `> …`), with a `→ get <session_id> <turn_uuid> --memory "
+    "<label>` line that opens its first turn. Filter by agent (`harness`), `project`, a time "
+    "range (`since`, `until`: sessions with a turn in it) and text in the opening prompt "
+    "(`prompt`); page with `limit` and `offset` (a `more: --offset N` line says where the next "
+    "page starts). Use it to find a session to read when you know roughly when or where it "
+    "happened rather than what was said."
+)
 STATUS_DESCRIPTION = (
     "Show the state of funes memory (the index of past coding-agent sessions): memory label, "
     "chunk and session counts per agent, last indexed time, embedding model and reranker, and "
@@ -178,6 +189,40 @@ TOOLS: dict[str, dict[str, Any]] = {
             "additionalProperties": False,
         },
     },
+    "sessions": {
+        "title": "List past agent sessions",
+        "description": SESSIONS_DESCRIPTION,
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "harness": {
+                    "type": "string",
+                    "enum": list(HARNESS_NAMES),
+                    "description": "Only sessions of this agent.",
+                },
+                **SCOPE_PROPS,
+                "prompt": {
+                    "type": "string",
+                    "description": "Only sessions whose opening prompt contains this text.",
+                },
+                "limit": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": MAX_SESSIONS,
+                    "default": 20,
+                    "description": "Sessions per page (default 20).",
+                },
+                "offset": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "default": 0,
+                    "description": "Sessions to skip (from a `more: --offset N` line).",
+                },
+                "memory": _MEMORY_PROP,
+            },
+            "additionalProperties": False,
+        },
+    },
     "status": {
         "title": "funes memory status",
         "description": STATUS_DESCRIPTION,
@@ -221,7 +266,7 @@ def error_text(exc: FunesError) -> str:
 
 
 class Tools:
-    """The three tools over one Runtime, independent of the MCP SDK (synchronous, blocking).
+    """The four tools over one Runtime, independent of the MCP SDK (synchronous, blocking).
 
     `default_memory` is the memory bound by `funes mcp [memory]` (None: the local memory); a
     call's own `memory` argument overrides it.
@@ -239,9 +284,13 @@ class Tools:
                 return self.recall(args)
             if name == "get":
                 return self.get(args)
+            if name == "sessions":
+                return self.sessions(args)
             if name == "status":
                 return self.status(args)
-            raise UsageError(f"unknown tool {name!r}", hint="the tools are recall, get and status")
+            raise UsageError(
+                f"unknown tool {name!r}", hint="the tools are recall, get, sessions and status"
+            )
         except FunesError as exc:
             log.info("tool %s failed: %s", name, type(exc).__name__)
             return ToolReply(error_text(exc), is_error=True)
@@ -296,6 +345,26 @@ class Tools:
         if not outcome.turns:
             return ToolReply(agent_render.not_found(outcome), is_error=True)
         return ToolReply(agent_render.get(outcome))
+
+    def sessions(self, args: Mapping[str, Any]) -> ToolReply:
+        from funes.commands import SessionsRequest, run_sessions
+        from funes.render import agent as agent_render
+        from funes.traces import Harness
+
+        harness = _opt_str(args, "harness")
+        try:
+            h = Harness.parse(harness) if harness else None
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        request = SessionsRequest(
+            h,
+            _scope(args, session=False),
+            _opt_str(args, "prompt"),
+            _opt_int(args, "limit", 20, minimum=1, maximum=MAX_SESSIONS),
+            _opt_int(args, "offset", 0, minimum=0, maximum=2**31),
+        )
+        outcome = run_sessions(self.rt, self._memory(args), request)
+        return ToolReply(agent_render.sessions(outcome))
 
     def status(self, args: Mapping[str, Any]) -> ToolReply:
         from funes.commands import run_status

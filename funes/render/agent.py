@@ -27,10 +27,11 @@ from __future__ import annotations
 
 import shlex
 
-from funes.commands import GetOutcome, RecallOutcome, StatusReport
+from funes.commands import GetOutcome, RecallOutcome, SessionsOutcome, StatusReport
 from funes.traces import parse_ts, printable, quote_passage, strip_terminal_controls
 
 NEIGHBOR_CHARS = 160
+OPENING_CHARS = 200
 
 
 def _one_line(text: str) -> str:
@@ -93,6 +94,36 @@ def get(outcome: GetOutcome) -> str:
         # Rows stored before control sequences were stripped at index time are cleaned here too.
         lines.append("\n\n".join(quote_passage(block) for block in turn.blocks))
         lines.append("---")
+    return "\n".join(lines) + "\n"
+
+
+def sessions(outcome: SessionsOutcome) -> str:
+    """One page of sessions (AGENTS.md, `funes sessions`)."""
+    page = outcome.page
+    if not page.sessions:
+        return (
+            "no sessions\n"
+            if page.offset == 0
+            else f"no sessions past {page.offset} of {page.total}\n"
+        )
+    lines: list[str] = []
+    if outcome.owner:
+        lines.append(third_party_line(outcome.memory, outcome.owner))
+    last = page.offset + len(page.sessions)
+    lines.append(f"sessions {page.offset + 1}-{last} of {page.total}, newest first")
+    for s in page.sessions:
+        lines.append(
+            f"[{_ts(s.started)}] {_token(s.harness)} {_token(s.workdir)}/{_token(s.session_id)[:8]} "
+            f"turns={s.turns} last=[{_ts(s.ended)}] host={_token(s.host or '')}"
+        )
+        ids = (printable(s.session_id), printable(s.first_turn), "--memory", outcome.memory)
+        lines.append(f"  → get {' '.join(map(shlex.quote, ids))}")
+        lines.append(f"  project {printable(s.cwd) if s.cwd else _token(s.workdir)}")
+        if s.opening:
+            lines.append(quote_passage(_one_line(s.opening)[:OPENING_CHARS]))
+        lines.append("---")
+    if page.more:
+        lines.append(f"more: --offset {last}")
     return "\n".join(lines) + "\n"
 
 

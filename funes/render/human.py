@@ -7,7 +7,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from funes.commands import GetOutcome, StatusReport
+from funes.commands import GetOutcome, SessionsOutcome, StatusReport
 from funes.traces import strip_terminal_controls
 
 
@@ -60,4 +60,28 @@ def status(report: StatusReport) -> Group:
         parts.append(Text(f"⚠ {item}", style="yellow"))
     for step in report.next_steps:
         parts.append(Text(f"→ {step}", style="cyan"))
+    return Group(*parts)
+
+
+def sessions(outcome: SessionsOutcome) -> Group:
+    page = outcome.page
+    table = Table(box=None, header_style="bold")
+    for column in ("started", "agent", "session", "turns", "project", "opening prompt"):
+        table.add_column(column, overflow="fold" if column == "opening prompt" else "ellipsis")
+    for s in page.sessions:
+        table.add_row(
+            s.started[:16].replace("T", " "),
+            s.harness,
+            s.session_id[:8],
+            str(s.turns),
+            s.cwd or s.workdir,
+            Text(" ".join(strip_terminal_controls(s.opening).split())[:120]),
+        )
+    parts: list[RenderableType] = []
+    if outcome.owner:
+        parts.append(Text(f"⚠ {outcome.memory} belongs to {outcome.owner}", style="yellow"))
+    shown = f"{page.offset + 1}-{page.offset + len(page.sessions)}" if page.sessions else "none"
+    parts += [table, Text(f"{shown} of {page.total} sessions", style="dim")]
+    if page.more:
+        parts.append(Text(f"→ more: --offset {page.offset + len(page.sessions)}", style="cyan"))
     return Group(*parts)

@@ -4,6 +4,7 @@ recency → neighbors.
     pipeline.py  recall() and get_turns(): the stages in order
     fusion.py    RRF, turn aggregation, recency weight (pure, table-tested)
     guard.py     redaction on the fly of rows stored under older rules
+    sessions.py  list_sessions(): a memory's sessions, a page at a time
     types.py     Hit, RecallResult, TurnView
 
 Sees only the Embedder/Reranker protocols and the Store; never a model backend. Other
@@ -13,6 +14,15 @@ packages import from this face, never from its modules.
 from __future__ import annotations
 
 from funes.retrieval.pipeline import get_turns, recall
+from funes.retrieval.sessions import SessionPage, list_sessions
 from funes.retrieval.types import Hit, RecallResult, TurnView
 
-__all__ = ["Hit", "RecallResult", "TurnView", "get_turns", "recall"]
+__all__ = [
+    "Hit",
+    "RecallResult",
+    "SessionPage",
+    "TurnView",
+    "get_turns",
+    "list_sessions",
+    "recall",
+]

@@ -10,6 +10,7 @@ model and never parses a transcript.
     upkeep.py      its rewrites in place (redaction upkeep, re-embedding)
     rows.py        the row shapes it hands out (StoredChunk, UnitRecord, StoreStats, StoreState)
     queries.py     read SQL        writes.py   write SQL       redaction.py   rewrite SQL
+    listing.py     the sessions of a memory, summarised (funes sessions)
     scope.py       Filters: which chunks a read may see (facets, session, time, project)
     meta.py        the meta table   schema.py   migrations      provenance.py  sessions/origins
     db.py          opening the file (binding, sqlite-vec, pragmas)   lock.py   the writer lock
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 from funes.store.db import versions
 from funes.store.export import Outbox, OutboxCounts, ReceiptStatus, receipt_status, seal
+from funes.store.listing import SessionSummary
 from funes.store.meta import DEFAULT_VECTOR_ELEMENT
 from funes.store.queries import fts_query
 from funes.store.redaction import BlockRows
@@ -39,6 +41,7 @@ __all__ = [
     "OutboxCounts",
     "ProjectScope",
     "ReceiptStatus",
+    "SessionSummary",
     "Store",
     "StoreState",
     "StoreStats",

@@ -39,7 +39,7 @@ class ProjectScope:
         return self.path if self.path is not None else str(self.name)
 
 
-def _like(value: str) -> str:
+def like_literal(value: str) -> str:
     """`value` as a literal inside a LIKE pattern (escape character `\\`)."""
     return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
@@ -48,7 +48,7 @@ def project_sql(project: ProjectScope, prefix: str = "p") -> tuple[str, dict[str
     """A condition over `origins` (unaliased columns) selecting the project's origins."""
     if project.path is not None:
         path = project.path.rstrip("/") or "/"
-        under = _like(path if path != "/" else "") + "/%"
+        under = like_literal(path if path != "/" else "") + "/%"
         return (
             f"(cwd = :{prefix}_path or cwd like :{prefix}_under escape '\\' "
             f"or (cwd is null and workdir = :{prefix}_facet))",
@@ -64,9 +64,9 @@ def project_sql(project: ProjectScope, prefix: str = "p") -> tuple[str, dict[str
         f"or (cwd is null and (workdir = :{prefix}_facet or workdir like :{prefix}_ftail escape '\\')))",
         {
             f"{prefix}_name": name,
-            f"{prefix}_tail": "%/" + _like(name),
+            f"{prefix}_tail": "%/" + like_literal(name),
             f"{prefix}_facet": workdir_facet(name),
-            f"{prefix}_ftail": "%-" + _like(workdir_facet(name)),
+            f"{prefix}_ftail": "%-" + like_literal(workdir_facet(name)),
         },
     )
 

@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING
 
 from funes.chunks import Chunk, prompt_context
 from funes.errors import IncompatibleStore, StoreError
-from funes.store import queries, redaction, writes
+from funes.store import listing, queries, redaction, writes
 from funes.store.db import Connection, connect, open_hint
 from funes.store.handle import reads
+from funes.store.listing import SessionSummary
 from funes.store.lock import writer_lock
 from funes.store.meta import now_utc
 from funes.store.provenance import Keys
@@ -250,6 +251,15 @@ class Store(RedactionUpkeep):
         if not self._has_schema:
             return []
         return queries.sessions_starting(self._raw, prefix, limit=limit)
+
+    @reads
+    def session_summaries(
+        self, filters: Filters = NO_FILTERS, *, prompt: str | None = None, limit: int, offset: int
+    ) -> tuple[int, list[SessionSummary]]:
+        """(sessions matching, one page of them) newest first (funes.store.listing)."""
+        if not self._has_schema:
+            return 0, []
+        return listing.summaries(self._raw, filters, prompt=prompt, limit=limit, offset=offset)
 
     @reads
     def block_keys(self, rowids: Sequence[int]) -> dict[int, tuple[str, str, int]]:

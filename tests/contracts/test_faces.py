@@ -22,9 +22,9 @@ PUBLIC: dict[str, set[str]] = {
     "commands": {
         "DEFAULT_TIMEOUT_S", "AgentHookStatus", "AskAgent", "AskRequest", "GetOutcome",
         "IndexOutcome", "IndexRequest", "PushRequest", "PushStatus", "RecallOutcome",
-        "RecallRequest", "Scope", "ScrubOutcome", "SourceStatus", "SpoolStatus", "StatusReport",
+        "RecallRequest", "Scope", "ScrubOutcome", "SessionsOutcome", "SessionsRequest", "SourceStatus", "SpoolStatus", "StatusReport",
         "WatchReport", "plan_ask", "retry_failed", "run_add", "run_ask", "run_drain", "run_get",
-        "run_index", "run_push", "run_recall", "run_remove", "run_scrub", "run_spool_status",
+        "run_index", "run_push", "run_recall", "run_remove", "run_scrub", "run_sessions", "run_spool_status",
         "run_status", "run_watch", "sources_for",
     },
     "inference": {
@@ -58,10 +58,12 @@ PUBLIC: dict[str, set[str]] = {
         "receipt_path",
     },
     "render": {"agent", "human"},
-    "retrieval": {"Hit", "RecallResult", "TurnView", "get_turns", "recall"},
+    "retrieval": {
+        "Hit", "RecallResult", "SessionPage", "TurnView", "get_turns", "list_sessions", "recall",
+    },
     "store": {
         "CHUNK_COLUMNS", "DEFAULT_VECTOR_ELEMENT", "NO_FILTERS", "BlockRows", "Filters", "Outbox",
-        "OutboxCounts", "ProjectScope", "ReceiptStatus", "Store", "StoreState", "StoreStats",
+        "OutboxCounts", "ProjectScope", "ReceiptStatus", "SessionSummary", "Store", "StoreState", "StoreStats",
         "StoredChunk", "UnitRecord", "fts_query", "project_matches", "receipt_status", "seal",
         "versions",
     },

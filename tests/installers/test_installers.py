@@ -353,7 +353,9 @@ def test_pi_gets_an_extension_that_runs_the_hook_and_offers_recall(
         'pi.on("session_shutdown"',
         '"funes_recall"',
         '"funes_get"',
+        '"funes_sessions"',
         '"funes_status"',
+        '"--project"',
     ):
         assert needle in text
 

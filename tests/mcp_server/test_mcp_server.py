@@ -249,7 +249,7 @@ def test_initialize_and_tools_list_answer_before_the_sdk_or_any_model_loads(
     )
 
     tools = {t["name"]: t for t in listed["result"]["tools"]}
-    assert set(tools) == {"recall", "get", "status"}
+    assert set(tools) == {"recall", "get", "sessions", "status"}
     recall, get, status = (
         tools["recall"]["inputSchema"],
         tools["get"]["inputSchema"],
