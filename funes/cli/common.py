@@ -85,6 +85,23 @@ format_option = click.option(
     default=None,
     help="Output format (default: human at a terminal, else agent).",
 )
+json_option = click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print one JSON document (versioned schema in AGENTS.md), for scripts.",
+)
+
+
+def output_mode(fmt: str | None, as_json: bool) -> str:
+    """`json`, `human` or `agent`: --json, else --format, else human only at a terminal."""
+    if as_json:
+        if fmt is not None:
+            raise click.UsageError("--json and --format cannot be combined")
+        return "json"
+    return "human" if wants_human(fmt) else "agent"
+
+
 offline_option = click.option(
     "--offline",
     is_flag=True,

@@ -9,11 +9,12 @@ from rich.console import Console
 
 from funes.cli.common import (
     format_option,
+    json_option,
     memory_option,
     offline_option,
+    output_mode,
     pass_runtime,
     scope_options,
-    wants_human,
 )
 from funes.commands import Scope, run_get
 from funes.memory import Runtime, parse_memory
@@ -33,6 +34,7 @@ from funes.render import agent as agent_render
 @click.option("--highlight", default=None, help="Mark this text (human format only).")
 @memory_option
 @format_option
+@json_option
 @offline_option
 @scope_options(session=False)
 @pass_runtime
@@ -44,6 +46,7 @@ def get(
     highlight: str | None,
     memory: str | None,
     fmt: str | None,
+    as_json: bool,
     offline: bool,
     scope: Scope,
 ) -> None:
@@ -53,11 +56,17 @@ def get(
     --project and --since/--until restrict which turns are shown and counted in the window.
     """
     rt.offline = rt.offline or offline
+    mode = output_mode(fmt, as_json)
     outcome = run_get(rt, parse_memory(memory, rt), session_id, turn_id, window=window, scope=scope)
+    if mode == "json":
+        from funes.render import json_format
+
+        click.echo(json_format.get(outcome), nl=False)
+        sys.exit(0 if outcome.turns else 1)
     if not outcome.turns:
         click.echo(agent_render.not_found(outcome))
         sys.exit(1)
-    if wants_human(fmt):
+    if mode == "human":
         from funes.render import human
 
         Console().print(human.get(outcome, highlight=highlight))

@@ -11,8 +11,11 @@ from funes.cli.common import (
     BlockTypeType,
     HarnessType,
     err_console,
+    format_option,
+    json_option,
     memory_option,
     offline_option,
+    output_mode,
     pass_runtime,
     scope_options,
 )
@@ -69,6 +72,8 @@ from funes.traces import BlockType, Harness
 @memory_option
 @offline_option
 @scope_options()
+@format_option
+@json_option
 @pass_runtime
 def recall(
     rt: Runtime,
@@ -83,6 +88,8 @@ def recall(
     memory: str | None,
     offline: bool,
     scope: Scope,
+    fmt: str | None,
+    as_json: bool,
 ) -> None:
     """Recall raw passages from past agent sessions, with provenance and a `get` line.
 
@@ -101,12 +108,24 @@ def recall(
     if math.isnan(half_life):  # FloatRange lets NaN through; it would make every score NaN
         raise click.BadParameter("must be a number of days, not nan", param_hint="'--half-life'")
     request = RecallRequest(" ".join(query), params, block_type, harness, scope)
+    mode = output_mode(fmt, as_json)
     console = err_console()
     with console.status("recalling…", spinner="dots") if console.is_terminal else _Null():
         outcome = run_recall(rt, parse_memory(memory, rt), request)
     for note in outcome.result.notes:
         click.echo(f"funes: {note}", err=True)
-    click.echo(agent_render.recall(outcome), nl=False)
+    if mode == "json":
+        from funes.render import json_format
+
+        click.echo(json_format.recall(outcome, request.query), nl=False)
+    elif mode == "human":
+        from rich.console import Console
+
+        from funes.render import human
+
+        Console().print(human.recall(outcome))
+    else:
+        click.echo(agent_render.recall(outcome), nl=False)
 
 
 class _Null:

@@ -8,11 +8,12 @@ from rich.console import Console
 from funes.cli.common import (
     HarnessType,
     format_option,
+    json_option,
     memory_option,
     offline_option,
+    output_mode,
     pass_runtime,
     scope_options,
-    wants_human,
 )
 from funes.commands import Scope, SessionsRequest, run_sessions
 from funes.memory import Runtime, parse_memory
@@ -47,6 +48,7 @@ from funes.traces import Harness
 )
 @memory_option
 @format_option
+@json_option
 @offline_option
 @scope_options(session=False)
 @pass_runtime
@@ -58,6 +60,7 @@ def sessions(
     offset: int,
     memory: str | None,
     fmt: str | None,
+    as_json: bool,
     offline: bool,
     scope: Scope,
 ) -> None:
@@ -67,9 +70,14 @@ def sessions(
     matches text in the opening prompt. Each entry's `→ get` line opens its first turn.
     """
     rt.offline = rt.offline or offline
+    mode = output_mode(fmt, as_json)
     request = SessionsRequest(harness, scope, prompt, limit, offset)
     outcome = run_sessions(rt, parse_memory(memory, rt), request)
-    if wants_human(fmt):
+    if mode == "json":
+        from funes.render import json_format
+
+        click.echo(json_format.sessions(outcome), nl=False)
+    elif mode == "human":
         from funes.render import human
 
         Console().print(human.sessions(outcome))

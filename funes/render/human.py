@@ -7,8 +7,44 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from funes.commands import GetOutcome, SessionsOutcome, StatusReport
+from funes.commands import GetOutcome, RecallOutcome, SessionsOutcome, StatusReport
 from funes.traces import strip_terminal_controls
+
+
+def recall(outcome: RecallOutcome) -> Group:
+    """One panel per hit: where it comes from, the passage, its neighbours, the get command."""
+    hits = outcome.result.hits
+    if not hits:
+        return Group(Text("no results", style="dim"))
+    parts: list[RenderableType] = []
+    if outcome.owner:
+        parts.append(
+            Text(
+                f"⚠ {outcome.memory} belongs to {outcome.owner}: passages written by others",
+                style="yellow",
+            )
+        )
+    for rank, hit in enumerate(hits, 1):
+        c = hit.chunk
+        body = Text(strip_terminal_controls(c.text))
+        for n in hit.neighbors:
+            preview = " ".join(strip_terminal_controls(n.text).split())[:160]
+            body.append(f"\n  ~ {n.role} {n.block_type}: {preview}", style="dim")
+        when = c.ts[:16].replace("T", " ") or "no time"
+        title = f"{rank}. {when} · {c.harness} · {c.cwd or c.workdir} · {c.block_type} · {hit.score:.2f}"
+        command = f"funes get {c.session_id[:8]} {c.turn_id}" + (
+            f" --memory {outcome.memory}" if outcome.memory != "local" else ""
+        )
+        parts.append(
+            Panel(
+                body,
+                title=Text(title),  # Text, not str: rich would read `[...]` in a path as markup
+                title_align="left",
+                subtitle=Text(command),
+                subtitle_align="right",
+            )
+        )
+    return Group(*parts)
 
 
 def get(outcome: GetOutcome, *, highlight: str | None = None) -> Group:
@@ -19,13 +55,13 @@ def get(outcome: GetOutcome, *, highlight: str | None = None) -> Group:
             body.highlight_words(highlight.split(), style="reverse", case_sensitive=False)
         title = f"{turn.ts[:16].replace('T', ' ')} · {turn.role} · seq{turn.seq}"
         style = "bold" if turn.turn_id == outcome.turn_id else "dim"
-        parts.append(Panel(body, title=title, title_align="left", border_style=style))
+        parts.append(Panel(body, title=Text(title), title_align="left", border_style=style))
     return Group(*parts)
 
 
 def status(report: StatusReport) -> Group:
     table = Table(show_header=False, box=None)
-    table.add_row("memory", report.memory)
+    table.add_row("memory", Text(report.memory))
     stats = report.stats
     if stats is not None:
         table.add_row("chunks", f"{stats.chunks:,}")
@@ -69,12 +105,12 @@ def sessions(outcome: SessionsOutcome) -> Group:
     for column in ("started", "agent", "session", "turns", "project", "opening prompt"):
         table.add_column(column, overflow="fold" if column == "opening prompt" else "ellipsis")
     for s in page.sessions:
-        table.add_row(
-            s.started[:16].replace("T", " "),
-            s.harness,
-            s.session_id[:8],
+        table.add_row(  # Text cells: rich would read `[...]` in stored strings as markup
+            Text(s.started[:16].replace("T", " ")),
+            Text(s.harness),
+            Text(s.session_id[:8]),
             str(s.turns),
-            s.cwd or s.workdir,
+            Text(s.cwd or s.workdir),
             Text(" ".join(strip_terminal_controls(s.opening).split())[:120]),
         )
     parts: list[RenderableType] = []

@@ -57,7 +57,7 @@ PUBLIC: dict[str, set[str]] = {
         "RemoteState", "Snapshot", "forget_check", "is_export_dir", "open_cached", "push",
         "receipt_path",
     },
-    "render": {"agent", "human"},
+    "render": {"agent", "human", "json_format"},
     "retrieval": {
         "Hit", "RecallResult", "SessionPage", "TurnView", "get_turns", "list_sessions", "recall",
     },
