@@ -109,6 +109,10 @@ def _summary(console: Console, outcome: IndexOutcome) -> None:
         )
     if r.redactions:
         console.print(f"  redacted {r.redactions} secrets", highlight=False)
+    if r.forgotten:
+        console.print(
+            f"  skipped {r.forgotten} chunks of forgotten sessions (funes forget)", highlight=False
+        )
     if r.vectors_backfilled:
         console.print(
             f"  embedded {r.vectors_backfilled} chunks that had no vector", highlight=False

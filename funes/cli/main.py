@@ -17,6 +17,7 @@ import click
 from funes import __version__
 from funes.cli.add import add
 from funes.cli.ask import ask
+from funes.cli.forget import forget
 from funes.cli.get import get
 from funes.cli.index import index
 from funes.cli.mcp import mcp
@@ -70,7 +71,8 @@ def _configure_logging(debug: bool) -> None:
 
 
 for command in (
-    index, recall, get, sessions, status, add, remove, push, scrub, mcp, ask, spool, watch,
+    index, recall, get, sessions, status, add, remove, push, forget, scrub, mcp, ask, spool,
+    watch,
 ):  # fmt: skip
     cli.add_command(command)
 

@@ -1,7 +1,7 @@
 """What funes does when asked: one module per verb, shared by the CLI and the MCP server.
 
     index.py  recall.py  get.py  status.py  sessions.py  add.py  remove.py  push.py  scrub.py
-    ask.py  scope.py (what a read is restricted to)
+    ask.py  forget.py  scope.py (what a read is restricted to)
     spool.py (drain, status, retry)  watch.py
 
 No click, no rich, no printing: commands take a Runtime (funes.memory) and return result
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from funes.commands.add import run_add
 from funes.commands.ask import DEFAULT_TIMEOUT_S, AskAgent, AskRequest, plan_ask, run_ask
+from funes.commands.forget import ForgetOutcome, ForgetPlan, ForgetRequest, plan_forget, run_forget
 from funes.commands.get import GetOutcome, run_get
 from funes.commands.index import IndexOutcome, IndexRequest, run_index, sources_for
 from funes.commands.push import PushRequest, run_push
@@ -35,6 +36,9 @@ __all__ = [
     "AgentHookStatus",
     "AskAgent",
     "AskRequest",
+    "ForgetOutcome",
+    "ForgetPlan",
+    "ForgetRequest",
     "GetOutcome",
     "IndexOutcome",
     "IndexRequest",
@@ -51,10 +55,12 @@ __all__ = [
     "StatusReport",
     "WatchReport",
     "plan_ask",
+    "plan_forget",
     "retry_failed",
     "run_add",
     "run_ask",
     "run_drain",
+    "run_forget",
     "run_get",
     "run_index",
     "run_push",

@@ -75,6 +75,10 @@ class StatusReport:
     remote_commit: str | None = None  # the commit read, for a remote memory
     push_held_back: int | None = None  # chunks the secrets gate would hold back; None: not scanned
     rescan_owed: int = 0  # chunks redacted under older secret rules (scrub or index re-scans)
+    forgotten: int = 0  # sessions forgotten (`funes forget`): never stored again
+    forget_rules: list[str] = field(default_factory=list)  # rules later writes check
+    # remote label → (forgotten sessions it still holds, their chunks), per this host's receipts
+    forgotten_copies: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
 def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
@@ -107,6 +111,7 @@ def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
                 report.pushes = _push_status(rt, None)
                 _recipe_status(store, report)
             _secrets_status(store, report)
+            _forgotten_status(store, report)
         except FunesError as exc:  # damaged pages past the header: say so (and what to do)
             report.attention.append(exc.message + (f" ({exc.hint})" if exc.hint else ""))
             return report
@@ -139,6 +144,18 @@ def _recipe_status(store: Store, report: StatusReport) -> None:
             "tool output are found by their prompt too)"
         )
         report.next_steps.append("funes index --yes")
+
+
+def _forgotten_status(store: Store, report: StatusReport) -> None:
+    """Forgotten sessions, the rules kept, and the remote copies this host knows remain."""
+    sessions, rules = store.forgotten()
+    report.forgotten, report.forget_rules = len(sessions), [r.label for r in rules]
+    report.forgotten_copies = store.forgotten_copies()
+    for remote, (n, chunks) in sorted(report.forgotten_copies.items()):
+        report.attention.append(
+            f"{remote} still holds {n} forgotten sessions ({chunks} chunks) this host pushed: "
+            f"`funes forget --remote {remote}` deletes them there"
+        )
 
 
 def _secrets_status(store: Store, report: StatusReport) -> None:

@@ -62,6 +62,7 @@ class IndexReport:
     chunks_existing: int = 0
     vectors_backfilled: int = 0
     redactions: int = 0
+    forgotten: int = 0  # chunks not stored: their session was forgotten (`funes forget`)
     failures: list[UnitFailure] = field(default_factory=list)
     read: ReadStats = field(default_factory=ReadStats)
     per_harness: dict[str, int] = field(default_factory=dict)  # chunks written per harness
@@ -138,6 +139,7 @@ def index(sources: Sequence[TraceSource], job: IndexJob) -> IndexReport:
     if job.store.redaction_floor < job.scanner.version:
         report.upgrade = scrub(job.store, job.scanner, job.embedder, only_outdated=True)
     report.units_indexed = len(indexed)
+    report.forgotten = job.store.forgotten_refused
     report.units_unchanged = sum(
         1
         for u in ordered

@@ -146,6 +146,9 @@ def status(report: StatusReport) -> str:
         lines.append(f"size: {stats.file_bytes} bytes")
         if report.push_held_back is not None:
             lines.append(f"push: {report.push_held_back} chunks held back by the secrets gate")
+        if report.forgotten or report.forget_rules:
+            rules = "".join(f"; never stored: sessions {rule}" for rule in report.forget_rules)
+            lines.append(f"forgotten: {report.forgotten} sessions{rules}")
     lines.append(f"reranker: {report.reranker}")
     for source in report.sources:
         lines.append(

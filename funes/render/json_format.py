@@ -154,6 +154,14 @@ def status(report: StatusReport) -> str:
             "remote_commit": report.remote_commit,
             "push_held_back": report.push_held_back,
             "rescan_owed": report.rescan_owed,
+            "forgotten": {
+                "sessions": report.forgotten,
+                "rules": list(report.forget_rules),
+                "remote_copies": {
+                    remote: {"sessions": n, "chunks": chunks}
+                    for remote, (n, chunks) in sorted(report.forgotten_copies.items())
+                },
+            },
             "sources": [
                 {"harness": s.harness, "session_files": s.units, "not_indexed": s.owed}
                 for s in report.sources

@@ -10,6 +10,7 @@ model and never parses a transcript.
     upkeep.py      its rewrites in place (redaction upkeep, re-embedding)
     rows.py        the row shapes it hands out (StoredChunk, UnitRecord, StoreStats, StoreState)
     queries.py     read SQL        writes.py   write SQL       redaction.py   rewrite SQL
+    forgetting.py  forgotten sessions: tombstones and rules every write checks, remote copies
     listing.py     the sessions of a memory, summarised (funes sessions)
     scope.py       Filters: which chunks a read may see (facets, session, time, project)
     meta.py        the meta table   schema.py   migrations      provenance.py  sessions/origins
@@ -22,7 +23,17 @@ Other packages import from this face, never from its modules.
 from __future__ import annotations
 
 from funes.store.db import versions
-from funes.store.export import Outbox, OutboxCounts, ReceiptStatus, receipt_status, seal
+from funes.store.export import (
+    Outbox,
+    OutboxCounts,
+    ReceiptStatus,
+    receipt_forget,
+    receipt_holds,
+    receipt_remote,
+    receipt_status,
+    seal,
+)
+from funes.store.forgetting import ForgetRule
 from funes.store.listing import SessionSummary
 from funes.store.meta import DEFAULT_VECTOR_ELEMENT
 from funes.store.queries import fts_query
@@ -37,6 +48,7 @@ __all__ = [
     "NO_FILTERS",
     "BlockRows",
     "Filters",
+    "ForgetRule",
     "Outbox",
     "OutboxCounts",
     "ProjectScope",
@@ -49,6 +61,9 @@ __all__ = [
     "UnitRecord",
     "fts_query",
     "project_matches",
+    "receipt_forget",
+    "receipt_holds",
+    "receipt_remote",
     "receipt_status",
     "seal",
     "versions",

@@ -149,6 +149,26 @@ MIGRATIONS: tuple[str, ...] = (
         join sessions s on s.id = c.session
         join origins o on o.id = c.origin;
     """,
+    # 3: forgetting (`funes forget`). `forgotten` holds what must never be stored again: a
+    # session id (kind `session`), or a rule (kind `rule`, a JSON object with `before` and/or
+    # `project`) that new sessions are checked against before their chunks are written.
+    # `forgotten_copies` remembers, per forgotten session, the remotes this host had pushed
+    # its chunks to (from the push receipts), until `funes forget --remote` deletes them there.
+    # (`if not exists`: a migration of this table is idempotent whatever its number.)
+    """
+    create table if not exists forgotten (
+        kind text not null,
+        value text not null,
+        forgotten_at text not null,
+        primary key (kind, value)
+    ) without rowid;
+    create table if not exists forgotten_copies (
+        session_id text not null,
+        remote text not null,
+        chunks integer not null,
+        primary key (session_id, remote)
+    ) without rowid;
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

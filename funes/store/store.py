@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING
 
 from funes.chunks import Chunk, prompt_context
 from funes.errors import IncompatibleStore, StoreError
-from funes.store import listing, queries, redaction, writes
+from funes.store import forgetting, listing, queries, redaction, writes
 from funes.store.db import Connection, connect, open_hint
+from funes.store.forgetting import ForgetRule
 from funes.store.handle import reads
 from funes.store.listing import SessionSummary
 from funes.store.lock import writer_lock
@@ -36,6 +37,8 @@ if TYPE_CHECKING:
 class Store(RedactionUpkeep):
     """An open memory. Not thread-safe: one Store per thread or process (`reader()` gives a
     second thread its own)."""
+
+    forgotten_refused: int = 0  # chunks `add` refused since opening: their session is forgotten
 
     # -- opening -------------------------------------------------------------------------
 
@@ -158,7 +161,11 @@ class Store(RedactionUpkeep):
             if self.state() is StoreState.EMPTY:
                 redaction.set_floor(self._raw, redaction_version)
             keys = Keys(self._raw)
+            refused = self._refuse_forgotten(chunks)
             for i, c in enumerate(chunks):
+                if c.session_id in refused:
+                    self.forgotten_refused += 1
+                    continue
                 rowid = writes.insert_chunk(self._raw, keys, c, redaction_version=redaction_version)
                 if rowid is None:
                     continue
@@ -169,6 +176,75 @@ class Store(RedactionUpkeep):
             if lowered:
                 redaction.set_floor(self._raw, redaction_version)
         return written
+
+    def _refuse_forgotten(self, chunks: Sequence[Chunk]) -> set[str]:
+        """The session ids among `chunks` that must not be stored: forgotten ones, and those a
+        forget rule catches now (tombstoned here, and any chunk of them already stored goes),
+        inside the caller's transaction (funes.store.forgetting)."""
+        dead = forgetting.tombstones(self._raw, (c.session_id for c in chunks))
+        refused = set(dead.sessions)
+        caught = {
+            c.session_id
+            for c in chunks
+            if c.session_id not in refused
+            and any(rule.matches(c.ts, c.cwd, c.workdir) for rule in dead.rules)
+        }
+        if caught:
+            forgetting.record(self._raw, "session", sorted(caught), at=now_utc())
+            forgetting.delete_sessions(
+                self._raw, sorted(caught), vectors=self._conn.vectors and self.model_id is not None
+            )
+        return refused | caught
+
+    def forget(self, session_ids: Sequence[str], *, rule: ForgetRule | None = None) -> int:
+        """One transaction: tombstone `session_ids` (and `rule`, which later writes check),
+        delete their chunks, vectors and FTS rows. Returns chunks deleted. The freed text is
+        then purged from free pages and the WAL (`purge_freed_text`)."""
+        at = now_utc()
+        with self._tx():
+            forgetting.record(self._raw, "session", session_ids, at=at)
+            if rule is not None:
+                forgetting.record(self._raw, "rule", [rule.encode()], at=at)
+            deleted = forgetting.delete_sessions(
+                self._raw, session_ids, vectors=self._conn.vectors and self.model_id is not None
+            )
+        self.purge_freed_text()
+        return deleted
+
+    @reads
+    def sessions_matching(self, rule: ForgetRule) -> list[str]:
+        """Ids of the stored sessions `rule` forgets."""
+        return forgetting.sessions_matching(self._raw, rule) if self._has_schema else []
+
+    @reads
+    def session_chunk_ids(self, session_ids: Sequence[str]) -> dict[str, list[str]]:
+        """The chunk ids of each session (sessions without chunks absent)."""
+        rows = forgetting.session_chunks(self._raw, list(session_ids))
+        return {sid: [cid for _, cid in found] for sid, found in rows.items()}
+
+    def note_forgotten_copies(self, copies: Sequence[tuple[str, str, int]]) -> None:
+        """Remember (session id, remote label, chunks) of forgotten sessions still on remotes."""
+        with self._tx():
+            forgetting.note_copies(self._raw, copies)
+
+    def drop_forgotten_copies(self, remote: str) -> None:
+        """`remote` holds no forgotten session any more."""
+        with self._tx():
+            forgetting.drop_copies(self._raw, remote)
+
+    @reads
+    def forgotten_copies(self) -> dict[str, tuple[int, int]]:
+        """remote label → (forgotten sessions it still holds, their chunks there)."""
+        return forgetting.copies(self._raw) if self._has_schema else {}
+
+    @reads
+    def forgotten(self) -> tuple[list[str], list[ForgetRule]]:
+        """(forgotten session ids, the forget rules that later writes check)."""
+        if not self._has_schema:
+            return [], []
+        _, values = forgetting.summary(self._raw)
+        rules = [r for r in map(ForgetRule.decode, values) if r is not None]
+        return forgetting.forgotten_sessions(self._raw), rules
 
     def chunks_without_vectors(self, *, limit: int) -> list[tuple[int, str, str, str]]:
         """(rowid, text, harness, block_type) of up to `limit` chunks that have no vector."""

@@ -20,10 +20,11 @@ PACKAGES = sorted(p.name for p in FUNES.iterdir() if (p / "__init__.py").is_file
 PUBLIC: dict[str, set[str]] = {
     "cli": {"cli", "main", "pass_runtime"},
     "commands": {
-        "DEFAULT_TIMEOUT_S", "AgentHookStatus", "AskAgent", "AskRequest", "GetOutcome",
+        "DEFAULT_TIMEOUT_S", "AgentHookStatus", "AskAgent", "AskRequest", "ForgetOutcome",
+        "ForgetPlan", "ForgetRequest", "GetOutcome",
         "IndexOutcome", "IndexRequest", "PushRequest", "PushStatus", "RecallOutcome",
         "RecallRequest", "Scope", "ScrubOutcome", "SessionsOutcome", "SessionsRequest", "SourceStatus", "SpoolStatus", "StatusReport",
-        "WatchReport", "plan_ask", "retry_failed", "run_add", "run_ask", "run_drain", "run_get",
+        "WatchReport", "plan_ask", "plan_forget", "retry_failed", "run_add", "run_ask", "run_drain", "run_forget", "run_get",
         "run_index", "run_push", "run_recall", "run_remove", "run_scrub", "run_sessions", "run_spool_status",
         "run_status", "run_watch", "sources_for",
     },
@@ -54,7 +55,8 @@ PUBLIC: dict[str, set[str]] = {
     },
     "remote": {
         "CachedMemory", "DirRemote", "HubRemote", "PushOptions", "PushReport", "Remote",
-        "RemoteState", "Snapshot", "forget_check", "is_export_dir", "open_cached", "push",
+        "RemoteForgetReport", "RemoteState", "Snapshot", "forget_check", "forget_on_remote",
+        "is_export_dir", "open_cached", "push",
         "receipt_path",
     },
     "render": {"agent", "human", "json_format"},
@@ -62,9 +64,11 @@ PUBLIC: dict[str, set[str]] = {
         "Hit", "RecallResult", "SessionPage", "TurnView", "get_turns", "list_sessions", "recall",
     },
     "store": {
-        "CHUNK_COLUMNS", "DEFAULT_VECTOR_ELEMENT", "NO_FILTERS", "BlockRows", "Filters", "Outbox",
+        "CHUNK_COLUMNS", "DEFAULT_VECTOR_ELEMENT", "NO_FILTERS", "BlockRows", "Filters", "ForgetRule",
+        "Outbox",
         "OutboxCounts", "ProjectScope", "ReceiptStatus", "SessionSummary", "Store", "StoreState", "StoreStats",
-        "StoredChunk", "UnitRecord", "fts_query", "project_matches", "receipt_status", "seal",
+        "StoredChunk", "UnitRecord", "fts_query", "project_matches", "receipt_forget", "receipt_holds", "receipt_remote",
+        "receipt_status", "seal",
         "versions",
     },
     "traces": {

@@ -405,3 +405,41 @@ def test_a_dataset_of_another_owner_is_labelled_third_party_and_the_users_own_is
     (Path(a["FUNES_HOME"]) / "data" / "whoami.json").unlink()
     public = funes(anonymous, "recall", "heron", "--memory", "alice/memory", "--offline")
     assert public.stdout.startswith("third-party memory: hf://datasets/alice/memory")
+
+
+def test_forget_remote_is_one_commit_and_the_new_revision_holds_none_of_the_rows(
+    tmp_path: Path, hub: HubFake
+) -> None:
+    import lance
+
+    a = machine(tmp_path, "a", hub)
+    home = claude_home(a)
+    gone = write_claude_session(
+        home, [("user", "the avocet pin is qzvxkwj"), ("assistant", "Pinned.")]
+    )
+    write_claude_session(home, [("user", "avocet deploys on fridays"), ("assistant", "Noted.")])
+    assert funes(a, "index", "--yes").returncode == 0
+    assert funes(a, "push", "alice/memory", "--create", "--yes").returncode == 0
+    commits = len(hub.state.history("dataset", "alice/memory"))
+
+    local_only = funes(a, "forget", gone.session_id, "--yes")
+    assert local_only.returncode == 0, local_only.stderr
+    assert (
+        "hf://datasets/alice/memory still holds 1 forgotten sessions (2 chunks)"
+        in local_only.stdout
+    )
+    status = funes(a, "status", "--format", "agent").stdout
+    assert "hf://datasets/alice/memory still holds 1 forgotten sessions" in status
+    assert len(hub.state.history("dataset", "alice/memory")) == commits  # not asked: unchanged
+
+    done = funes(a, "forget", "--remote", "alice/memory", "--yes")
+    assert done.returncode == 0, done.stderr
+    assert "deleted 2 chunks on hf://datasets/alice/memory" in done.stdout
+    assert len(hub.state.history("dataset", "alice/memory")) == commits + 1  # one commit
+    tree = hub.checkout("alice/memory", tmp_path / "checkout")
+    texts = lance.dataset(str(tree / "chunks.lance")).to_table(columns=["text"]).column(0)
+    assert sorted(texts.to_pylist()) == ["Noted.", "avocet deploys on fridays"]
+    assert not any(b"qzvxkwj" in p.read_bytes() for p in tree.rglob("*") if p.is_file())
+    recalled = funes(a, "recall", "avocet pin", "--memory", "alice/memory", "-k", "10")
+    assert recalled.returncode == 0 and "qzvxkwj" not in recalled.stdout
+    assert "still holds" not in funes(a, "status", "--format", "agent").stdout

@@ -105,7 +105,7 @@ def test_a_schema_1_memory_is_upgraded_in_place_and_reads_the_same(tmp_path: Pat
     before = _v1_memory(path)
     assert len({r[15] for r in before if r[3] == "sess-a"}) == 2  # cwd changes in a session
     with Store.open(path) as store:
-        assert store.raw.execute("pragma user_version").fetchone()[0] == SCHEMA_VERSION == 2
+        assert store.raw.execute("pragma user_version").fetchone()[0] == SCHEMA_VERSION
         assert _as_rows(store.fetch([int(r[0]) for r in before])) == before
         assert store.raw.execute("select count(*) from sessions").fetchone()[0] == 2
         # one origin per distinct (harness, workdir, cwd, branch, host, path, parent)
