@@ -10,7 +10,16 @@ from funes.chunks import EMBED_INPUT
 from funes.commands.push import receipts_dir
 from funes.commands.scrub import held_back_summary
 from funes.errors import FunesError, SecretScanFailed
-from funes.ingest import TOP_TIER, AgentBacklog, Spool, chunks_owed, owed, worker_active
+from funes.ingest import (
+    TOP_TIER,
+    AgentBacklog,
+    OwedChunks,
+    Spool,
+    chunks_owed,
+    count_owed,
+    owed,
+    worker_active,
+)
 from funes.memory import (
     MemoryKind,
     MemoryRef,
@@ -20,7 +29,7 @@ from funes.memory import (
     probe,
     remote_for,
 )
-from funes.redact import RULES_VERSION
+from funes.redact import RULES_VERSION, default_scanner
 from funes.remote import receipt_path
 from funes.store import Store, StoreStats, receipt_status
 from funes.traces import discover, installable
@@ -75,6 +84,9 @@ class StatusReport:
     remote_commit: str | None = None  # the commit read, for a remote memory
     push_held_back: int | None = None  # chunks the secrets gate would hold back; None: not scanned
     rescan_owed: int = 0  # chunks redacted under older secret rules (scrub or index re-scans)
+    path: str | None = None  # the memory file read (a remote's: its local cache)
+    unembedded: int | None = None  # chunks without a vector (None: no vectors in this memory)
+    owed: OwedChunks | None = None  # what the next `funes index` writes (local memory only)
     forgotten: int = 0  # sessions forgotten (`funes forget`): never stored again
     forget_rules: list[str] = field(default_factory=list)  # rules later writes check
     # remote label → (forgotten sessions it still holds, their chunks), per this host's receipts
@@ -99,8 +111,10 @@ def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
         store = Store.open(memory.path, readonly=True)
         try:
             report.exists = True
+            report.path = str(memory.path)
             report.stats = store.stats()
             report.embedder = store.model_id
+            report.unembedded = store.count_without_vectors()
             if not store.vectors_available:
                 report.vectors_note = store.vectors_unavailable_reason
                 report.attention.append(
@@ -108,6 +122,7 @@ def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
                 )
             if memory.kind is MemoryKind.LOCAL:
                 report.sources = _source_status(rt, store)
+                report.owed = count_owed(discover(rt.homes), store, default_scanner(), host=rt.host)
                 report.pushes = _push_status(rt, None)
                 _recipe_status(store, report)
             _secrets_status(store, report)
@@ -248,6 +263,7 @@ def _remote_status(rt: Runtime, memory: MemoryRef, report: StatusReport) -> Stat
     try:
         report.memory = opened.label
         report.exists = True
+        report.path = str(opened.store.path)
         report.stats = opened.store.stats()
         report.embedder = opened.store.model_id
         report.attention.extend(opened.notes)

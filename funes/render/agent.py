@@ -28,6 +28,7 @@ from __future__ import annotations
 import shlex
 
 from funes.commands import GetOutcome, RecallOutcome, SessionsOutcome, StatusReport
+from funes.ingest import OwedChunks
 from funes.traces import parse_ts, printable, quote_passage, strip_terminal_controls
 
 NEIGHBOR_CHARS = 160
@@ -131,6 +132,19 @@ def not_found(outcome: GetOutcome) -> str:
     return f"turn {printable(outcome.turn_id)} not found in session {printable(outcome.session_id)}"
 
 
+TIER_LABELS = ("text", "tool calls", "tool output")  # the index tiers, in order
+
+
+def owed_line(owed: OwedChunks) -> str:
+    """`12 text, 3 tool calls, 40 tool output chunks from 5 session files` (`at least …` when
+    counting ran out of time)."""
+    parts = ", ".join(f"{n} {label}" for n, label in zip(owed.chunks, TIER_LABELS, strict=True))
+    line = (
+        f"{parts} chunks from {owed.files} session files (the next `funes index --yes` writes them)"
+    )
+    return line if owed.complete else "at least " + line
+
+
 def status(report: StatusReport) -> str:
     lines = [f"memory: {report.memory}"]
     stats = report.stats
@@ -143,7 +157,13 @@ def status(report: StatusReport) -> str:
         lines.append(f"last indexed: {stats.last_indexed or 'never'}")
         vectors = stats.vector_element or "none"
         lines.append(f"embedder: {stats.model_id or 'none'}  (vectors: {vectors})")
+        if report.path:
+            lines.append(f"path: {printable(report.path)}")
         lines.append(f"size: {stats.file_bytes} bytes")
+        if report.unembedded is not None:
+            lines.append(f"without vectors: {report.unembedded} chunks")
+        if report.owed is not None:
+            lines.append(f"owed: {owed_line(report.owed)}")
         if report.push_held_back is not None:
             lines.append(f"push: {report.push_held_back} chunks held back by the secrets gate")
         if report.forgotten or report.forget_rules:

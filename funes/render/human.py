@@ -70,6 +70,14 @@ def status(report: StatusReport) -> Group:
             table.add_row(f"  {harness}", f"{sessions:,} sessions · {chunks:,} chunks")
         table.add_row("last indexed", stats.last_indexed or "never")
         table.add_row("embedder", stats.model_id or "none")
+        if report.path:
+            table.add_row("path", Text(f"{report.path} ({stats.file_bytes:,} bytes)"))
+        if report.unembedded:
+            table.add_row("without vectors", f"{report.unembedded:,} chunks")
+        if report.owed is not None and report.owed.total:
+            from funes.render.agent import owed_line
+
+            table.add_row("owed", Text(owed_line(report.owed)))
         if report.push_held_back is not None:
             table.add_row("push", f"{report.push_held_back:,} chunks held back (secrets)")
     else:

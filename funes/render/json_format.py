@@ -150,6 +150,19 @@ def status(report: StatusReport) -> str:
             "embedder": stats.model_id if stats else None,
             "vector_element": stats.vector_element if stats else None,
             "size_bytes": stats.file_bytes if stats else None,
+            "path": report.path,
+            "without_vectors": report.unembedded,
+            "owed": None
+            if report.owed is None
+            else {
+                "complete": report.owed.complete,
+                "chunks": dict(
+                    zip(("text", "tool_use", "tool_result"), report.owed.chunks, strict=True)
+                ),
+                "session_files": dict(
+                    zip(("text", "tool_use", "tool_result"), report.owed.units, strict=True)
+                ),
+            },
             "reranker": report.reranker,
             "remote_commit": report.remote_commit,
             "push_held_back": report.push_held_back,

@@ -278,6 +278,16 @@ def chunks_without_vectors(raw: Any, *, limit: int) -> list[tuple[int, str, str,
     return [(int(r[0]), r[1], r[2], r[3]) for r in rows]
 
 
+def count_without_vectors(raw: Any) -> int:
+    """How many chunks have no vector (the next index embeds them)."""
+    return int(
+        raw.execute(
+            """select count(*) from chunks c
+               where not exists (select 1 from chunks_vec v where v.rowid = c.rowid)"""
+        ).fetchone()[0]
+    )
+
+
 def per_harness(raw: Any) -> dict[str, tuple[int, int]]:
     """harness → (sessions, chunks)."""
     return {

@@ -177,18 +177,25 @@ class Store(RedactionUpkeep):
                 redaction.set_floor(self._raw, redaction_version)
         return written
 
+    @reads
+    def forgotten_among(self, chunks: Sequence[Chunk]) -> tuple[set[str], set[str]]:
+        """(session ids among `chunks` that are forgotten, those a forget rule catches now)."""
+        if not self._has_schema:
+            return set(), set()
+        dead = forgetting.tombstones(self._raw, (c.session_id for c in chunks))
+        caught = {
+            c.session_id
+            for c in chunks
+            if c.session_id not in dead.sessions
+            and any(rule.matches(c.ts, c.cwd, c.workdir) for rule in dead.rules)
+        }
+        return dead.sessions, caught
+
     def _refuse_forgotten(self, chunks: Sequence[Chunk]) -> set[str]:
         """The session ids among `chunks` that must not be stored: forgotten ones, and those a
         forget rule catches now (tombstoned here, and any chunk of them already stored goes),
         inside the caller's transaction (funes.store.forgetting)."""
-        dead = forgetting.tombstones(self._raw, (c.session_id for c in chunks))
-        refused = set(dead.sessions)
-        caught = {
-            c.session_id
-            for c in chunks
-            if c.session_id not in refused
-            and any(rule.matches(c.ts, c.cwd, c.workdir) for rule in dead.rules)
-        }
+        refused, caught = self.forgotten_among(chunks)
         if caught:
             forgetting.record(self._raw, "session", sorted(caught), at=now_utc())
             forgetting.delete_sessions(
@@ -251,6 +258,13 @@ class Store(RedactionUpkeep):
         if not self._conn.vectors or self.model_id is None:
             return []
         return queries.chunks_without_vectors(self._raw, limit=limit)
+
+    @reads
+    def count_without_vectors(self) -> int | None:
+        """Chunks without a vector; None when this memory or process has no vectors at all."""
+        if not self._conn.vectors or self.model_id is None or not self._has_schema:
+            return None
+        return queries.count_without_vectors(self._raw)
 
     def add_vectors(
         self, rows: Sequence[tuple[int, str, str, str]], vectors: NDArray[np.float32]

@@ -35,10 +35,10 @@ PUBLIC: dict[str, set[str]] = {
         "load_reranker", "reranker_spec",
     },
     "ingest": {
-        "TIERS", "TOP_TIER", "AgentBacklog", "Claimed", "DrainPlan", "DrainReport", "IndexJob",
-        "IndexReport", "Progress", "ReembedReport", "ScrubReport", "Spool", "SpoolEntry", "UnitFailure",
+        "OWED_BUDGET_S", "TIERS", "TOP_TIER", "AgentBacklog", "Claimed", "DrainPlan",
+        "DrainReport", "IndexJob", "IndexReport", "OwedChunks", "Progress", "ReembedReport", "ScrubReport", "Spool", "SpoolEntry", "UnitFailure",
         "Watcher", "WatchRoot", "agent_of", "apply_plan", "backfill_vectors", "chunks_owed",
-        "claim_batch", "entry_sources", "fail", "group_by_memory", "index", "index_unit",
+        "claim_batch", "count_owed", "entry_sources", "fail", "group_by_memory", "index", "index_unit",
         "order_units", "owed", "plan_entries", "process", "reembed", "scrub", "settle",
         "worker_active", "worker_lock",
     },
