@@ -52,6 +52,9 @@ class IndexParams:
     include_thinking: bool = True
     limit: int | None = None  # at most this many units (sessions/files) per run
     embed_batch: int = 32  # chunks per embedding call
+    # how long a manual `funes index` waits for another writer (a hook worker's drain takes
+    # seconds; a long sweep or scrub minutes: then it exits 75) before giving up
+    lock_wait_s: float = 30.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -8,7 +8,7 @@ Vectors arrive as arrays; the store never loads a model and never parses a trans
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -122,12 +122,15 @@ class Store(RedactionUpkeep):
     # -- writing -------------------------------------------------------------------------
 
     @contextmanager
-    def writing(self, *, wait_s: float = 0.0) -> Iterator[Store]:
-        """Hold the memory's single-writer lock. Raises StoreLocked when it is taken."""
+    def writing(
+        self, *, wait_s: float = 0.0, on_wait: Callable[[float], None] | None = None
+    ) -> Iterator[Store]:
+        """Hold the memory's single-writer lock, waiting up to `wait_s` for another writer
+        (`on_wait(wait_s)` is told first). Raises StoreLocked when it stays taken."""
         if self._lock_path is None:
             yield self
             return
-        with writer_lock(self._lock_path, wait_s=wait_s):
+        with writer_lock(self._lock_path, wait_s=wait_s, on_wait=on_wait):
             yield self
 
     def existing_ids(self, ids: Sequence[str]) -> set[str]:

@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -81,15 +82,52 @@ def test_a_query_of_only_punctuation_answers_no_results(isolated_env: Path) -> N
     assert out.stdout == "no results\n"
 
 
-def test_index_while_another_writer_holds_the_memory_exits_75(isolated_env: Path) -> None:
+def test_index_while_another_writer_holds_the_memory_past_its_wait_exits_75(
+    isolated_env: Path,
+) -> None:
     write_session(isolated_env, conversation(PAIRS))
     paths = Paths.resolve().ensure()
     store = Store.open(paths.memory_db, lock_path=paths.lock_file)
     with store.writing():
-        out = funes("index", check=False)
+        out = funes("index", "--wait", "1", check=False)
     store.close()
     assert out.returncode == 75
-    assert "another funes process is writing" in out.stderr
+    assert "waiting up to 1 s" in out.stderr
+    assert "another funes process is writing to this memory (waited 1 s)" in out.stderr
+
+
+def test_index_waits_for_a_hook_worker_holding_the_memory_then_indexes(isolated_env: Path) -> None:
+    """A manual index that finds the writer lock taken waits (default ~30 s), saying so."""
+    import threading
+
+    write_session(isolated_env, conversation(PAIRS))
+    paths = Paths.resolve().ensure()
+    store = Store.open(paths.memory_db, lock_path=paths.lock_file)
+    holding, release = threading.Event(), threading.Event()
+
+    def worker() -> None:
+        with store.writing():
+            holding.set()
+            release.wait(60)
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    holding.wait(10)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "funes", "index"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=os.environ.copy(),
+    )
+    time.sleep(3)  # the index is waiting now
+    assert proc.poll() is None
+    release.set()
+    thread.join()
+    store.close()
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    assert "waiting up to 30 s for it" in err and "indexed 4 new chunks" in err
 
 
 def test_status_counts_sessions_and_points_at_the_next_step(isolated_env: Path) -> None:

@@ -227,8 +227,8 @@ def test_two_index_runs_at_once_one_indexes_and_the_other_exits_75(
     tmp_path: Path, funes_env: dict[str, str]
 ) -> None:
     """Real contention, not a lock held by the test: a slow `funes index` holds the memory and a
-    second one started meanwhile is refused at once with 75 (the documented choice: manual
-    runs fail fast and say to retry; they do not queue behind a long sweep)."""
+    second one started meanwhile with `--wait 0` is refused at once with 75 (by default a
+    manual run waits a bounded time first: tests/cli/test_cli.py)."""
     home = tmp_path / "agents"
     env = agent_env(funes_env, home, tmp_path / "funes")
     subprocess.run(
@@ -252,7 +252,7 @@ def test_two_index_runs_at_once_one_indexes_and_the_other_exits_75(
             time.sleep(0.05)
         time.sleep(1.0)  # the first run holds the lock and is embedding
         started = time.perf_counter()
-        second = run_fake_funes(["index", "--yes"], env)
+        second = run_fake_funes(["index", "--yes", "--wait", "0"], env)
         elapsed = time.perf_counter() - started
         assert first.poll() is None, (
             "the first run finished before the second started; slow it down"
