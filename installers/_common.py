@@ -91,6 +91,7 @@ class Changes:
     """What an install or uninstall did."""
 
     changed: list[str] = field(default_factory=list)  # files written or removed
+    created: list[str] = field(default_factory=list)  # of those, files that did not exist
     warnings: list[str] = field(default_factory=list)  # things that would silently stop indexing
     notes: list[str] = field(default_factory=list)  # what the user should know or do next
 
@@ -261,14 +262,17 @@ def write_if_changed(
 ) -> bool:
     """Write `text` to `path` unless it already holds exactly that. Backs up before the first edit."""
     data = text.encode("utf-8")
+    existed = True
     try:
         if path.read_bytes() == data:
             return False
     except FileNotFoundError:
-        pass
+        existed = False
     backup_once(path, ctx.backups)
     atomic_write(path, data, mode=mode)
     changes.changed.append(str(path))
+    if not existed:
+        changes.created.append(str(path))
     return True
 
 

@@ -196,6 +196,8 @@ def install(ctx: Context) -> Changes:
         tmp.write_text(text, encoding="utf-8")
         tmp.replace(path)
         changes.changed.append(str(path))
+        if current is None:
+            changes.created.append(str(path))
     changes.notes.append(
         "pi loads extensions at start: restart pi to index its turns and offer funes_recall"
     )

@@ -21,17 +21,27 @@ from funes.wiring import agent_harness
 @click.option(
     "--no-index", is_flag=True, help="Only install; build the index later with `funes index`."
 )
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Prepare the agent's configuration even when the agent is not on this machine.",
+)
 @pass_runtime
-def add(rt: Runtime, agent: str, memory: str | None, yes: bool, no_index: bool) -> None:
+def add(
+    rt: Runtime, agent: str, memory: str | None, yes: bool, no_index: bool, force: bool
+) -> None:
     """Index every turn of AGENT (claude, codex, pi, hermes) as it completes, and give it recall.
 
     Installs a hook that notes each finished turn (indexed in the background), registers the
     `funes mcp` server (recall, get, sessions, status) with the agent, and builds the first index of the
     agent's past sessions. MEMORY binds the MCP server (and, for a local path, the hooks) to it.
+    Every file it creates, edits or pre-approves (Hermes' hook allowlist) is named. On a
+    machine without the agent (no home folder, no program on PATH) it changes nothing unless
+    --force.
     """
     harness = agent_harness(agent)
     console = err_console()
-    changes = run_add(rt, harness, memory)
+    changes = run_add(rt, harness, memory, force=force)
     report_changes(console, changes, verb="added to")
     if no_index:
         return

@@ -174,9 +174,12 @@ def report_changes(console: Console, changes: AgentChanges, *, verb: str) -> Non
     if changes.changed:
         console.print(f"funes {verb} {changes.agent}:", highlight=False)
         for path in changes.changed:
-            console.print(
-                f"  {'updated' if Path(path).exists() else 'removed'} {path}", highlight=False
+            done = (
+                "created"
+                if path in changes.created
+                else ("updated" if Path(path).exists() else "removed")
             )
+            console.print(f"  {done} {path}", highlight=False, markup=False)
     else:
         console.print(f"{changes.agent}: nothing to change", highlight=False)
     for warning in changes.warnings:

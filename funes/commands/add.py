@@ -2,13 +2,39 @@
 
 from __future__ import annotations
 
+import shutil
+
+from funes.errors import AgentError
 from funes.memory import Runtime
-from funes.traces import Harness
+from funes.traces import AGENTS, Harness
 from funes.wiring import AgentChanges, call, context, install_hook_script
 
 
-def run_add(rt: Runtime, harness: Harness, memory: str | None = None) -> AgentChanges:
-    """Install funes' hooks and MCP server into an agent. Idempotent. Raises AgentError."""
+def agent_missing(rt: Runtime, harness: Harness) -> str | None:
+    """Why the agent looks absent from this machine (no home folder, no program on PATH), or
+    None when it is here."""
+    agent = AGENTS[harness]
+    home = rt.homes.of(harness)
+    if home.is_dir() or shutil.which(agent.name):
+        return None
+    return f"{agent.label} is not set up on this machine (no {home}, no `{agent.name}` on PATH)"
+
+
+def run_add(
+    rt: Runtime, harness: Harness, memory: str | None = None, *, force: bool = False
+) -> AgentChanges:
+    """Install funes' hooks and MCP server into an agent. Idempotent.
+
+    Raises AgentError, and (unless `force`) before creating anything when the agent is not
+    on this machine (`agent_missing`).
+    """
+    if not force and (missing := agent_missing(rt, harness)) is not None:
+        raise AgentError(
+            f"{missing}: nothing was changed",
+            hint=f"install {AGENTS[harness].label} and run it once, or `funes add "
+            f"{AGENTS[harness].name} --force` to prepare its configuration anyway",
+        )
+    hook_existed = rt.paths.installed_hook.exists()
     result = AgentChanges(harness.agent_name, hook_installed=install_hook_script(rt))
     done = call(harness, "install", context(rt, harness, memory))
     result.changed, result.warnings, result.notes = (
@@ -16,4 +42,9 @@ def run_add(rt: Runtime, harness: Harness, memory: str | None = None) -> AgentCh
         list(done.warnings),
         list(done.notes),
     )
+    result.created = list(getattr(done, "created", []))
+    if result.hook_installed:
+        result.changed.insert(0, str(rt.paths.installed_hook))
+        if not hook_existed:
+            result.created.insert(0, str(rt.paths.installed_hook))
     return result

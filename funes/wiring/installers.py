@@ -34,6 +34,7 @@ class AgentChanges:
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     hook_installed: bool = False  # the hook script copy was (re)written
+    created: list[str] = field(default_factory=list)  # of `changed`, files that did not exist
 
 
 @dataclass(slots=True)

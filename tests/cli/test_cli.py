@@ -261,6 +261,7 @@ def test_scrub_without_a_memory_says_so_and_creates_none(
 def test_add_and_remove_notes_are_not_hard_wrapped_when_stderr_is_a_pipe(
     isolated_env: Path,
 ) -> None:
+    (isolated_env / ".claude").mkdir()
     added = funes("add", "claude", "--no-index")
     note = next(x for x in added.stderr.splitlines() if "note:" in x)
     assert note.rstrip().endswith("without them"), note  # one line, not wrapped at 80

@@ -249,7 +249,7 @@ def test_claude_settings_that_would_stop_the_hooks_are_warned_about(
     rt: Runtime, isolated_env: Path
 ) -> None:
     path = isolated_env / ".claude" / "settings.json"
-    path.parent.mkdir()
+    path.parent.mkdir(exist_ok=True)
     path.write_text('{"disableAllHooks": true, "cleanupPeriodDays": 3}')
     warnings = " ".join(run_add(rt, agent_harness("claude")).warnings)
     assert "disableAllHooks" in warnings and "cleanupPeriodDays=3" in warnings
@@ -259,7 +259,7 @@ def test_a_settings_file_that_is_not_json_is_refused_untouched(
     rt: Runtime, isolated_env: Path
 ) -> None:
     path = isolated_env / ".claude" / "settings.json"
-    path.parent.mkdir()
+    path.parent.mkdir(exist_ok=True)
     path.write_text("{ not json")
     with pytest.raises(AgentError, match="not valid JSON"):
         run_add(rt, agent_harness("claude"))
@@ -290,7 +290,7 @@ def test_codex_keeps_a_users_own_notify_program_and_says_so(
     rt: Runtime, isolated_env: Path
 ) -> None:
     config = isolated_env / ".codex" / "config.toml"
-    config.parent.mkdir()
+    config.parent.mkdir(exist_ok=True)
     config.write_text('notify = ["terminal-notifier", "-title", "Codex"]\n')
     changes = run_add(rt, agent_harness("codex"))
     assert list(tomlkit.parse(config.read_text())["notify"]) == [
@@ -556,7 +556,7 @@ def test_remove_takes_out_the_pi_extensions_directory_add_created(
     rt: Runtime, isolated_env: Path
 ) -> None:
     agent_dir = isolated_env / ".pi" / "agent"
-    agent_dir.mkdir(parents=True)
+    agent_dir.mkdir(parents=True, exist_ok=True)
     (agent_dir / "settings.json").write_text('{"theme": "x"}\n')
     run_add(rt, agent_harness("pi"))
     assert (agent_dir / "extensions" / "funes.ts").exists()

@@ -284,7 +284,12 @@ class Sandbox:
         return done
 
     def add(self) -> subprocess.CompletedProcess[str]:
-        """`funes add <agent> --yes`: the real installer output, and the first index."""
+        """`funes add <agent> --yes`: the real installer output, and the first index.
+
+        The agent's home is made first, as its first run would: `funes add` changes nothing on
+        a machine where the agent has no home and no program on PATH."""
+        homes = {"claude": ".claude", "codex": ".codex", "pi": ".pi/agent", "hermes": ".hermes"}
+        (self.home / homes[self.agent]).mkdir(parents=True, exist_ok=True)
         return self.funes("add", self.agent, "--yes")
 
     def recall(self, query: str) -> list[Hit]:
