@@ -30,7 +30,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 from support.spool import wait_idle
@@ -68,12 +68,26 @@ MODEL_ENV = {
 TIMINGS: list[tuple[str, str, float, int]] = []  # (agent, what, wall seconds, exit status)
 
 
+# CI sets FUNES_REQUIRE_AGENTS=1 (.ci/run): a test whose agent cannot run there fails instead
+# of skipping, so the layer cannot be dropped silently; a developer's `make test` skips it (and
+# tests/e2e_agents/conftest.py says so loudly at the end).
+REQUIRE_AGENTS = os.environ.get("FUNES_REQUIRE_AGENTS") == "1"
+
+
+def unavailable(why: str) -> NoReturn:
+    """Skip the calling test because its agent cannot run here, or fail it under
+    FUNES_REQUIRE_AGENTS=1."""
+    if REQUIRE_AGENTS:
+        pytest.fail(f"{why} (FUNES_REQUIRE_AGENTS=1: the real-agent layer must run here)")
+    pytest.skip(why)
+
+
 def agent_bin(agent: str) -> Path:
-    """The pinned CLI of `agent`, or pytest.skip saying why it is not there."""
+    """The pinned CLI of `agent`, or `unavailable` saying why it is not there."""
     path = AGENTS_DIR / BINARIES[agent]
     if os.access(path, os.X_OK):
         if agent != "hermes" and node_dir() is None:
-            pytest.skip(f"{agent} needs node, and there is no `node` on PATH")
+            unavailable(f"{agent} needs node, and there is no `node` on PATH")
         return path
     why = f"{agent} CLI not installed at {path} (scripts/install-agents.sh installs it)"
     log = AGENTS_DIR / f"{agent}.log"
@@ -83,7 +97,7 @@ def agent_bin(agent: str) -> Path:
         tail = []
     if tail:
         why += f"; install log {log}: {tail[0][:200]}"
-    pytest.skip(why)
+    unavailable(why)
 
 
 def node_dir() -> str | None:
@@ -114,7 +128,7 @@ def funes_mcp_available() -> str | None:
 def require_funes_mcp() -> None:
     why = funes_mcp_available()
     if why:
-        pytest.skip(why)
+        unavailable(why)
 
 
 # -- the scripted model ---------------------------------------------------------------------
