@@ -94,14 +94,21 @@ class ModelChoice:
 
     embedder: str | None  # None → the memory's stamped model, else DEFAULT_EMBEDDER
     reranker: str
+    # folders holding offline-weight packages installed with `pip install --target` (for a
+    # funes installed as a tool, whose own environment does not hold them): FUNES_MODEL_PATH
+    model_path: tuple[str, ...] = ()
 
     @classmethod
     def resolve(cls, env: Mapping[str, str] | None = None) -> ModelChoice:
-        """FUNES_EMBEDDER / FUNES_RERANKER pick a spec by name; `none` disables the reranker."""
+        """FUNES_EMBEDDER / FUNES_RERANKER pick a spec by name; `none` disables the reranker;
+        FUNES_MODEL_PATH (folders, `os.pathsep`-separated) is where weight packages are looked
+        up besides the installed ones."""
         env = os.environ if env is None else env
+        path = tuple(p for p in (env.get("FUNES_MODEL_PATH") or "").split(os.pathsep) if p)
         return cls(
             embedder=env.get("FUNES_EMBEDDER") or None,
             reranker=env.get("FUNES_RERANKER") or DEFAULT_RERANKER,
+            model_path=path,
         )
 
 

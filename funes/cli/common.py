@@ -13,7 +13,7 @@ from rich.console import Console
 
 from funes.memory import Runtime
 from funes.traces import BlockType, Harness
-from funes.wiring import AgentChanges
+from funes.wiring import AgentChanges, launcher
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -27,10 +27,23 @@ def pass_runtime(func: F) -> F:
         root = ctx.find_root()
         root.ensure_object(dict)
         if "runtime" not in root.obj:
-            root.obj["runtime"] = Runtime.resolve()
+            root.obj["runtime"] = rt = Runtime.resolve()
+            _heal_launcher(rt)
         return func(root.obj["runtime"], *args, **kwargs)
 
     return wrapper  # type: ignore[return-value]
+
+
+def _heal_launcher(rt: Runtime) -> None:
+    """When the funes that agents' hooks and MCP servers run is gone (moved, reinstalled
+    elsewhere), point them at this one, and say so (funes.wiring.launcher)."""
+    gone = launcher.heal(rt)
+    if gone is not None:
+        click.echo(
+            f"funes: agents' hooks and MCP servers ran {gone}, which is gone; they run this "
+            f"funes now ({sys.executable})",
+            err=True,
+        )
 
 
 class HarnessType(click.ParamType):  # type: ignore[type-arg]  # generic only in newer click

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import sys
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -21,6 +22,7 @@ from funes.memory import MemoryKind, Runtime, parse_memory
 from funes.paths import PRIVATE_FILE, bundled, ensure_private_dir
 from funes.settings import DEFAULT_RERANKER
 from funes.traces import AGENTS, Harness, installable
+from funes.wiring import launcher
 
 PACKAGE = "_funes_installers"
 
@@ -89,7 +91,8 @@ def context(rt: Runtime, harness: Harness, memory: str | None = None) -> Any:
     return make_context(
         agent_home=rt.homes.of(harness),
         user_home=rt.homes.home,
-        python=sys.executable,
+        python=launcher.command_python(rt),
+        running=sys.executable,
         hook=rt.paths.installed_hook,
         spool=rt.paths.spool,
         backups=rt.paths.backups,
@@ -112,12 +115,16 @@ def settings_env(rt: Runtime) -> dict[str, str]:
         env["FUNES_EMBEDDER"] = rt.models.embedder
     if rt.models.reranker != DEFAULT_RERANKER:
         env["FUNES_RERANKER"] = rt.models.reranker
+    if rt.models.model_path:
+        env["FUNES_MODEL_PATH"] = os.pathsep.join(rt.models.model_path)
     env.update(rt.paths.hub_env)
     return env
 
 
 def install_hook_script(rt: Runtime) -> bool:
-    """Copy hooks/enqueue.py to the data dir when missing or different. True when written."""
+    """Copy hooks/enqueue.py to the data dir when missing or different, and point funes'
+    launcher at this install (funes.wiring.launcher). True when the hook copy was written."""
+    launcher.write(rt)
     source = bundled("hooks") / "enqueue.py"
     target = rt.paths.installed_hook
     data = source.read_bytes()

@@ -32,7 +32,7 @@ PUBLIC: dict[str, set[str]] = {
         "BGE_SMALL", "EMBEDDERS", "MINILM_L6_INT8_PKG", "MS_MARCO_MINILM_L6", "RERANKERS",
         "Embedder", "LazyEmbedder", "ModelFile", "ModelSpec", "Pooling", "Reranker",
         "available_locally", "embedder_for_model_id", "embedder_spec", "load_embedder",
-        "load_reranker", "reranker_spec",
+        "load_reranker", "reranker_spec", "use_model_path",
     },
     "ingest": {
         "OWED_BUDGET_S", "TIERS", "TOP_TIER", "AgentBacklog", "Claimed", "DrainPlan",
@@ -80,7 +80,7 @@ PUBLIC: dict[str, set[str]] = {
     },
     "wiring": {
         "AgentChanges", "AgentCheck", "agent_harness", "call", "context", "install_hook_script",
-        "installer", "run_checks", "settings_env",
+        "installer", "launcher", "run_checks", "settings_env",
     },
 }  # fmt: skip
 

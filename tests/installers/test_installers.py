@@ -23,7 +23,7 @@ from funes.errors import AgentError
 from funes.ingest import Spool, SpoolEntry
 from funes.memory import Runtime, parse_memory
 from funes.settings import SPOOL
-from funes.wiring import agent_harness, run_checks
+from funes.wiring import agent_harness, launcher, run_checks
 
 AGENTS = ("claude", "codex", "hermes", "pi")
 
@@ -231,7 +231,10 @@ def test_claude_hooks_keep_the_users_own_stop_hook_and_register_the_mcp_server(
     assert stop[0]["hooks"][0]["command"] == "notify-send done"
     ours = stop[1]["hooks"][0]
     argv = shlex.split(ours["command"])
-    assert argv[:4] == [sys.executable, "-I", "-S", str(rt.paths.installed_hook)]
+    # the hook and MCP server run funes' launcher, which runs this install's Python
+    assert argv[:4] == [str(rt.paths.launcher), "-I", "-S", str(rt.paths.installed_hook)]
+    assert launcher.target(rt.paths.launcher) == sys.executable
+    assert argv[argv.index("--python") + 1] == str(rt.paths.launcher)
     assert argv[argv.index("--spool") + 1] == str(rt.paths.spool) and argv[-2:] == [
         "--event",
         "Stop",
@@ -241,7 +244,7 @@ def test_claude_hooks_keep_the_users_own_stop_hook_and_register_the_mcp_server(
     assert set(settings["hooks"]) == {"Stop", "SubagentStop", "SessionEnd", "SessionStart"}
     servers = json.loads((isolated_env / ".claude.json").read_text())["mcpServers"]
     assert servers["ping"] == {"type": "stdio", "command": "ping-server"}
-    assert servers["funes"]["command"] == sys.executable
+    assert servers["funes"]["command"] == str(rt.paths.launcher)
     assert servers["funes"]["args"] == ["-m", "funes", "mcp", "/tmp/some-memory"]
 
 
@@ -346,7 +349,7 @@ def test_pi_gets_an_extension_that_runs_the_hook_and_offers_recall(
             )
         ]
     )
-    assert config["hook"][:4] == [sys.executable, "-I", "-S", str(rt.paths.installed_hook)]
+    assert config["hook"][:4] == [str(rt.paths.launcher), "-I", "-S", str(rt.paths.installed_hook)]
     assert config["memory"] == "hf://datasets/org/team-memory"
     for needle in (
         'pi.on("agent_end"',
