@@ -7,7 +7,7 @@ import shutil
 from funes.errors import AgentError
 from funes.memory import Runtime
 from funes.traces import AGENTS, Harness
-from funes.wiring import AgentChanges, call, context, install_hook_script
+from funes.wiring import AgentChanges, call, context, install_hook_script, launcher
 
 
 def agent_missing(rt: Runtime, harness: Harness) -> str | None:
@@ -35,7 +35,9 @@ def run_add(
             f"{AGENTS[harness].name} --force` to prepare its configuration anyway",
         )
     hook_existed = rt.paths.installed_hook.exists()
+    launcher_existed = rt.paths.launcher.exists()
     result = AgentChanges(harness.agent_name, hook_installed=install_hook_script(rt))
+    relaunched = launcher.write(rt)  # hooks and the MCP server run this install from now on
     done = call(harness, "install", context(rt, harness, memory))
     result.changed, result.warnings, result.notes = (
         list(done.changed),
@@ -43,8 +45,12 @@ def run_add(
         list(done.notes),
     )
     result.created = list(getattr(done, "created", []))
-    if result.hook_installed:
-        result.changed.insert(0, str(rt.paths.installed_hook))
-        if not hook_existed:
-            result.created.insert(0, str(rt.paths.installed_hook))
+    for path, written, existed in (
+        (rt.paths.launcher, relaunched, launcher_existed),
+        (rt.paths.installed_hook, result.hook_installed, hook_existed),
+    ):
+        if written:
+            result.changed.insert(0, str(path))
+            if not existed:
+                result.created.insert(0, str(path))
     return result

@@ -122,9 +122,7 @@ def settings_env(rt: Runtime) -> dict[str, str]:
 
 
 def install_hook_script(rt: Runtime) -> bool:
-    """Copy hooks/enqueue.py to the data dir when missing or different, and point funes'
-    launcher at this install (funes.wiring.launcher). True when the hook copy was written."""
-    launcher.write(rt)
+    """Copy hooks/enqueue.py to the data dir when missing or different. True when written."""
     source = bundled("hooks") / "enqueue.py"
     target = rt.paths.installed_hook
     data = source.read_bytes()
