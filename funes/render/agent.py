@@ -90,7 +90,7 @@ def get(outcome: GetOutcome) -> str:
         lines.append(third_party_line(outcome.memory, outcome.owner))
     for turn in outcome.turns:
         lines.append(
-            f"[{_ts(turn.ts)}] {_token(turn.role)} seq{turn.seq} turn={_token(turn.turn_id)}"
+            f"[{_ts(turn.ts)}] {_token(turn.role)} seq{turn.seq} turn={printable(turn.turn_id)}"
         )
         # Rows stored before control sequences were stripped at index time are cleaned here too.
         lines.append("\n\n".join(quote_passage(block) for block in turn.blocks))

@@ -146,8 +146,10 @@ class Store(RedactionUpkeep):
     ) -> int:
         """Store chunks (and their vectors, row i ↔ chunks[i]) in one transaction.
 
-        Chunks whose id is already stored are skipped. Returns how many were written.
+        Chunks whose id is already stored are skipped, and chunks of forgotten sessions
+        refused (`forgotten_refused` counts them). Returns how many were written.
         """
+        chunks = list(chunks)  # read twice (the forgotten check, then the inserts)
         if not chunks:
             return 0
         blobs = (

@@ -112,3 +112,13 @@ def test_the_mcp_tools_take_the_same_scope(sessions: Callable[..., Ran]) -> None
     turn = parse_recall(short.text)[1][0].get.split()[3]
     got = tools.call("get", {"session_id": "cccc3333", "turn_uuid": turn, "since": "2027-01-01"})
     assert got.is_error and "not found" in got.text  # the turn is outside the range
+
+
+def test_get_with_a_project_finds_only_turns_of_that_project(sessions: Callable[..., Ran]) -> None:
+    run = sessions
+    out = run("recall", "heron job", "--session", C).stdout
+    turn = parse_recall(out)[1][0].get.split()[3]
+    inside = run("get", C, turn, "--project", "/home/dev/other", "--format", "agent")
+    assert inside.returncode == 0 and f"turn={turn}" in inside.stdout
+    outside = run("get", C, turn, "--project", "/home/dev/shop")
+    assert outside.returncode == 1 and "not found" in outside.stdout

@@ -408,6 +408,7 @@ def test_a_cold_model_cache_fails_the_first_recall_not_the_handshake(
     assert {t["name"] for t in mcp.request("tools/list")["result"]["tools"]} == {
         "recall",
         "get",
+        "sessions",
         "status",
     }
     failed = mcp.call("recall", {"query": "ledger"})

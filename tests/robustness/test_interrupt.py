@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -15,30 +16,47 @@ from support.claude import write_claude_session
 pytestmark = pytest.mark.models
 
 
-def _interrupt(args: list[str], env: dict[str, str], after_s: float) -> tuple[int | None, str]:
+def _interrupt(
+    args: list[str], env: dict[str, str], after_s: float, err_path: Path
+) -> tuple[int | None, str]:
     """Start `python -m funes ARGS`, send SIGINT after `after_s` (as Ctrl-C does); (exit
-    status, stderr), exit status None when it had already finished."""
-    proc = subprocess.Popen(
+    status, stderr), exit status None when it had already finished.
+
+    Spawned with SIGINT at its default (a shell running pytest in the background leaves it
+    ignored; a terminal does not) by posix_spawn, not fork: no fork handler of a library
+    loaded in this process runs. stdin stays open (the MCP server waits on it)."""
+    read_end, write_end = os.pipe()
+    file_actions = [
+        (os.POSIX_SPAWN_DUP2, read_end, 0),
+        (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
+        (os.POSIX_SPAWN_OPEN, 2, str(err_path), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600),
+    ]
+    pid = os.posix_spawn(
+        sys.executable,
         [sys.executable, "-m", "funes", *args],
-        env=env,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        # a shell running pytest in the background leaves SIGINT ignored; a terminal does not
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        env,
+        file_actions=file_actions,
+        setsigdef=(signal.SIGINT,),
     )
-    time.sleep(after_s)
-    delivered = proc.poll() is None
-    if delivered:
-        proc.send_signal(signal.SIGINT)
+    os.close(read_end)
     try:
-        _, err = proc.communicate(timeout=120)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        _, err = proc.communicate()
-        pytest.fail(f"funes {args} did not stop after Ctrl-C: {err[-2000:]}")
-    return (proc.returncode if delivered else None), err
+        time.sleep(after_s)
+        done, status = os.waitpid(pid, os.WNOHANG)
+        delivered = done == 0  # still running: interrupt it
+        if delivered:
+            os.kill(pid, signal.SIGINT)
+        deadline = time.monotonic() + 120
+        while done == 0:
+            if time.monotonic() > deadline:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                pytest.fail(f"funes {args} did not stop after Ctrl-C: {err_path.read_text()}")
+            time.sleep(0.05)
+            done, status = os.waitpid(pid, os.WNOHANG)
+    finally:
+        os.close(write_end)
+    err = err_path.read_text(errors="replace")
+    return (os.waitstatus_to_exitcode(status) if delivered else None), err
 
 
 def _interpreter_start_s(env: dict[str, str]) -> float:
@@ -61,7 +79,9 @@ def test_ctrl_c_exits_130_without_a_traceback_at_any_moment(
     start_s = 2 * _interpreter_start_s(funes_env)  # then funes' own code runs: import, work
     interrupted = 0
     for after_s in (0.0, 0.1, 0.3, 0.8, 1.5, 3.0, 6.0):
-        code, err = _interrupt(["index", "--yes"], funes_env, start_s + after_s)
+        code, err = _interrupt(
+            ["index", "--yes"], funes_env, start_s + after_s, isolated_env / "err.txt"
+        )
         assert "Traceback" not in err and "KeyboardInterrupt" not in err, (after_s, err)
         if code is not None:
             interrupted += 1
@@ -69,6 +89,6 @@ def test_ctrl_c_exits_130_without_a_traceback_at_any_moment(
             assert code in (130, -signal.SIGINT), (after_s, code, err)
     assert interrupted >= 5  # most deliveries hit a running index
     for args in (["recall", "database locked"], ["mcp"], ["status"]):
-        code, err = _interrupt(args, funes_env, 1.0)
+        code, err = _interrupt(args, funes_env, start_s + 1.0, isolated_env / "err.txt")
         assert "Traceback" not in err and "KeyboardInterrupt" not in err, (args, err)
         assert code in (130, -signal.SIGINT, None), (args, code, err)

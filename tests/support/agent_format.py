@@ -14,7 +14,7 @@ HEADER = re.compile(
 )
 GET_LINE = re.compile(r"^  → get .+ --memory \S+$")  # arguments shell-quoted
 NEIGHBOR = re.compile(r"^  ~ \[\S+ \S+ seq\d+\] [^\n]*$")
-TURN_HEADER = re.compile(r"^\[[^\]\s]*\] \S+ seq\d+ turn=\S+$")
+TURN_HEADER = re.compile(r"^\[[^\]\s]*\] \S+ seq\d+ turn=.+$")  # the id as stored (printable)
 
 
 @dataclass
