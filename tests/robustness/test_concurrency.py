@@ -173,8 +173,10 @@ def test_everything_at_once_loses_nothing_duplicates_nothing_and_blocks_no_reade
             cli_runs[0] += 1
 
     threads = [
-        threading.Thread(target=indexer, args=([],)),
-        threading.Thread(target=indexer, args=(["--yes"],)),
+        # told not to wait for the writer lock (--wait 0): refused with 75 and run again, so
+        # the storm keeps its pace (a waiting index is tested in tests/cli/test_cli.py)
+        threading.Thread(target=indexer, args=(["--wait", "0"],)),
+        threading.Thread(target=indexer, args=(["--yes", "--wait", "0"],)),
         threading.Thread(target=cli_reader),
         threading.Thread(target=hooker),
     ] + [threading.Thread(target=reader, args=(n,)) for n in range(5)]
