@@ -69,6 +69,12 @@ from funes.traces import BlockType, Harness
     "--harness", type=HarnessType(), default=None, help="Only claude, codex, pi or hermes sessions."
 )
 @click.option("--no-rerank", is_flag=True, help="Skip the cross-encoder (fused order).")
+@click.option(
+    "--all",
+    "show_all",
+    is_flag=True,
+    help="Show the weak candidates too when no passage supports the query.",
+)
 @memory_option
 @offline_option
 @scope_options()
@@ -85,6 +91,7 @@ def recall(
     block_type: BlockType | None,
     harness: Harness | None,
     no_rerank: bool,
+    show_all: bool,
     memory: str | None,
     offline: bool,
     scope: Scope,
@@ -117,15 +124,15 @@ def recall(
     if mode == "json":
         from funes.render import json_format
 
-        click.echo(json_format.recall(outcome, request.query), nl=False)
+        click.echo(json_format.recall(outcome, request.query, weak=show_all), nl=False)
     elif mode == "human":
         from rich.console import Console
 
         from funes.render import human
 
-        Console().print(human.recall(outcome))
+        Console().print(human.recall(outcome, weak=show_all))
     else:
-        click.echo(agent_render.recall(outcome), nl=False)
+        click.echo(agent_render.recall(outcome, weak=show_all), nl=False)
 
 
 class _Null:

@@ -11,12 +11,12 @@ objects that funes.render turns into text. Other packages import from this face.
 from __future__ import annotations
 
 from funes.commands.add import run_add
-from funes.commands.ask import DEFAULT_TIMEOUT_S, AskAgent, AskRequest, plan_ask, run_ask
+from funes.commands.ask import DEFAULT_TIMEOUT_S, AskAgent, AskMiss, AskRequest, plan_ask, run_ask
 from funes.commands.forget import ForgetOutcome, ForgetPlan, ForgetRequest, plan_forget, run_forget
 from funes.commands.get import GetOutcome, run_get
 from funes.commands.index import IndexOutcome, IndexRequest, run_index, sources_for
 from funes.commands.push import PushRequest, run_push
-from funes.commands.recall import RecallOutcome, RecallRequest, run_recall
+from funes.commands.recall import RecallOutcome, RecallRequest, no_support_line, run_recall
 from funes.commands.remove import run_remove
 from funes.commands.scope import Scope
 from funes.commands.scrub import ScrubOutcome, run_scrub
@@ -35,6 +35,7 @@ __all__ = [
     "DEFAULT_TIMEOUT_S",
     "AgentHookStatus",
     "AskAgent",
+    "AskMiss",
     "AskRequest",
     "ForgetOutcome",
     "ForgetPlan",
@@ -64,6 +65,7 @@ __all__ = [
     "run_get",
     "run_index",
     "run_push",
+    "no_support_line",
     "run_recall",
     "run_remove",
     "run_scrub",

@@ -6,7 +6,9 @@ comes back in a single turn and cites the sessions it rests on.
 
 Order of work, so that nothing is spawned in vain: find the agent CLI (AgentError when it is
 not on PATH) → recall from the memory (NoIndex / StoreError / RemoteError / … when it cannot
-be read) → refuse an empty recall (NothingRecalled) → only then spawn the agent.
+be read) → refuse an empty recall (NothingRecalled) → stop at a recall no passage supports
+(an `AskMiss`: the agent-format `no supporting passage` line, exit 0) → only then spawn the
+agent.
 
 The spawned session must not be indexed as the user's own work later, and must not reach the
 user's MCP servers or hooks (funes' own hooks would enqueue it):
@@ -32,7 +34,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
 
-from funes.commands.recall import RecallOutcome, RecallRequest, run_recall
+from funes.commands.recall import RecallOutcome, RecallRequest, no_support_line, run_recall
 from funes.errors import AgentError, NothingRecalled, UsageError
 from funes.memory import MemoryRef, Runtime
 from funes.retrieval import Hit
@@ -93,13 +95,24 @@ def find_agent(agent: AskAgent, which: Which = shutil.which) -> str:
     return program
 
 
+@dataclass(frozen=True, slots=True)
+class AskMiss:
+    """Nothing in memory supports the question: no agent is spawned. `line` is the agent-format
+    `no supporting passage` line (funes.render.agent)."""
+
+    line: str
+    memory: str
+    notes: list[str]
+
+
 def plan_ask(
     rt: Runtime, memory: MemoryRef, request: AskRequest, *, which: Which = shutil.which
-) -> AskPlan:
+) -> AskPlan | AskMiss:
     """Decide everything `ask` will run, without spawning anything.
 
     Raises AgentError (CLI missing), the memory's errors from recall (NoIndex, StoreError,
     RemoteError, IncompatibleStore, ModelUnavailable) and NothingRecalled (zero passages).
+    Returns an AskMiss when passages were recalled but none supports the question.
     """
     program = find_agent(request.agent, which)
     outcome = run_recall(rt, memory, RecallRequest(request.question, replace(RECALL, k=request.k)))
@@ -108,6 +121,8 @@ def plan_ask(
             f"memory {outcome.memory} holds nothing that matches the question",
             hint="rephrase it with words the sessions would contain, or check `funes status`",
         )
+    if not outcome.result.supported:
+        return AskMiss(no_support_line(outcome), outcome.memory, list(outcome.result.notes))
     prompt, passages = build_prompt(request.question, outcome)
     mcp_servers = (
         codex_mcp_servers(rt.homes.of(Harness.CODEX) / "config.toml")

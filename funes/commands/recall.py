@@ -78,3 +78,14 @@ def run_recall(
         return RecallOutcome(result, opened.label, foreign_owner(rt, memory))
     finally:
         opened.close()
+
+
+def no_support_line(outcome: RecallOutcome, *, weak: bool = False) -> str:
+    """The agent-format line saying nothing in memory supports the query (AGENTS.md):
+    `no supporting passage (best support <s> < <threshold>; --all shows the weak candidates)`,
+    or `…; weak candidates follow)` when they are shown after it."""
+    r = outcome.result
+    support = f"{r.support:.3f}" if r.support is not None else "n/a"
+    threshold = f"{r.min_support:.3f}" if r.min_support is not None else "n/a"
+    tail = "weak candidates follow" if weak else "--all shows the weak candidates"
+    return f"no supporting passage (best support {support} < {threshold}; {tail})"

@@ -155,6 +155,12 @@ TOOLS: dict[str, dict[str, Any]] = {
                 },
                 **SCOPE_PROPS,
                 "session": _SESSION_PROP,
+                "all": {
+                    "type": "boolean",
+                    "default": False,
+                    "description": "When no passage supports the query (the reply is then one "
+                    "`no supporting passage` line), return the weak candidates after that line.",
+                },
                 "memory": _MEMORY_PROP,
             },
             "required": ["query"],
@@ -321,11 +327,14 @@ class Tools:
             h = Harness.parse(harness) if harness else None
         except ValueError as exc:
             raise UsageError(str(exc)) from None
+        weak = args.get("all", False)
+        if not isinstance(weak, bool):
+            raise UsageError("`all` must be true or false")
         request = RecallRequest(query, replace(RECALL, k=k), bt, h, _scope(args, session=True))
         outcome = run_recall(self.rt, self._memory(args), request)
         for note in outcome.result.notes:
             log.warning("%s", note)
-        return ToolReply(agent_render.recall(outcome))
+        return ToolReply(agent_render.recall(outcome, weak=weak))
 
     def get(self, args: Mapping[str, Any]) -> ToolReply:
         from funes.commands import run_get

@@ -2,7 +2,7 @@
 
 Byte-stable and golden-tested. Per recall hit:
 
-    [<ts>] <harness> <workdir>/<session8> <block_type>  score=<s.sss>[  owner=<owner>]
+    [<ts>] <harness> <workdir>/<session label> <block_type>  score=<s.sss>[  owner=<owner>]
       → get <session_id> <turn_id> --memory <label>
     > <the full chunk text, every line quoted>
       ~ [<role> <block_type> seq<N>] <neighbor text, first 160 characters, on one line>
@@ -11,10 +11,20 @@ Byte-stable and golden-tested. Per recall hit:
 Stored text is data, never structure: every line of a passage starts with `> ` (an empty one
 is `>`), and no structure line does, so a passage holding `---`, a header or a `→ get` line
 cannot pose as another hit. Header fields are single tokens on one line (ids escaped by
-`printable`). The `→ get` arguments are shell-quoted (`shlex.quote`): ordinary ids and labels
+`printable`). The session label (`funes.traces.labels`) tells sessions apart: the one its
+reader stored (a subagent under its parent: `7f3a9c2e/Explore-a2df51c9`), else one derived
+from the id. The `→ get` arguments are shell-quoted (`shlex.quote`): ordinary ids and labels
 print as they are, and an id holding spaces, quotes or `$(…)` pastes into a shell as one inert
-argument. `no results` when nothing matched. A memory that is not the user's own opens with
-one `third-party memory: …` line (and each hit header names its owner). Per `get` turn:
+argument. A hit whose passage also appears, identical, in other turns (a replayed or copied
+session) lists each copy after its `→ get` line as `  = also <session_id> <turn_id>`.
+`no results` when nothing matched. When nothing reaches the memory's support threshold
+(`RecallResult.supported`), the single line
+
+    no supporting passage (best support <s.sss> < <t.ttt>; --all shows the weak candidates)
+
+instead; with `weak=True` (`--all`) that line says `weak candidates follow` and the hits come
+after it. A memory that is not the user's own opens with one `third-party memory: …` line
+(and each hit header names its owner). Per `get` turn:
 
     [<ts>] <role> seq<N> turn=<turn_id>
     > <block 1, every line quoted>
@@ -27,9 +37,22 @@ from __future__ import annotations
 
 import shlex
 
-from funes.commands import GetOutcome, RecallOutcome, SessionsOutcome, StatusReport
+from funes.commands import (
+    GetOutcome,
+    RecallOutcome,
+    SessionsOutcome,
+    StatusReport,
+    no_support_line,
+)
 from funes.ingest import OwedChunks
-from funes.traces import parse_ts, printable, quote_passage, strip_terminal_controls
+from funes.traces import (
+    MAX_LABEL,
+    parse_ts,
+    printable,
+    quote_passage,
+    short_id,
+    strip_terminal_controls,
+)
 
 NEIGHBOR_CHARS = 160
 OPENING_CHARS = 200
@@ -58,7 +81,14 @@ def third_party_line(label: str, owner: str) -> str:
     )
 
 
-def recall(outcome: RecallOutcome) -> str:
+def session_label(stored: str | None, session_id: str) -> str:
+    """The label a header shows: the stored one made one printable word, else `short_id`."""
+    label = _token(strip_terminal_controls(stored or ""))[:MAX_LABEL].strip("-")
+    return label or _token(short_id(session_id))
+
+
+def recall(outcome: RecallOutcome, *, weak: bool = False) -> str:
+    """The agent format of a recall; `weak`: show the hits even when none is supported."""
     hits = outcome.result.hits
     if not hits:
         return "no results\n"
@@ -66,14 +96,22 @@ def recall(outcome: RecallOutcome) -> str:
     owner = f"  owner={_token(outcome.owner)}" if outcome.owner else ""
     if outcome.owner:
         lines.append(third_party_line(outcome.memory, outcome.owner))
+    if not outcome.result.supported:
+        lines.append(no_support_line(outcome, weak=weak))
+        if not weak:
+            return "\n".join(lines) + "\n"
     for hit in hits:
         c = hit.chunk
+        label = session_label(c.session_label, c.session_id)
         lines.append(
-            f"[{_ts(c.ts)}] {_token(c.harness)} {_token(c.workdir)}/{_token(c.session_id)[:8]} "
+            f"[{_ts(c.ts)}] {_token(c.harness)} {_token(c.workdir)}/{label} "
             f"{_token(c.block_type)}  score={hit.score:.3f}{owner}"
         )
         ids = (printable(c.session_id), printable(c.turn_id), "--memory", outcome.memory)
         lines.append(f"  → get {' '.join(map(shlex.quote, ids))}")
+        for d in hit.duplicates:
+            also = (printable(d.session_id), printable(d.turn_id))
+            lines.append(f"  = also {' '.join(map(shlex.quote, also))}")
         lines.append(quote_passage(c.text))
         for n in hit.neighbors:
             preview = _one_line(strip_terminal_controls(n.text))[:NEIGHBOR_CHARS]

@@ -7,16 +7,27 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from funes.commands import GetOutcome, RecallOutcome, SessionsOutcome, StatusReport
+from funes.commands import (
+    GetOutcome,
+    RecallOutcome,
+    SessionsOutcome,
+    StatusReport,
+    no_support_line,
+)
 from funes.traces import strip_terminal_controls
 
 
-def recall(outcome: RecallOutcome) -> Group:
-    """One panel per hit: where it comes from, the passage, its neighbours, the get command."""
+def recall(outcome: RecallOutcome, *, weak: bool = False) -> Group:
+    """One panel per hit: where it comes from, the passage, its neighbours, the get command.
+    When no passage supports the query, the miss line alone (`weak`: then the candidates)."""
     hits = outcome.result.hits
     if not hits:
         return Group(Text("no results", style="dim"))
     parts: list[RenderableType] = []
+    if not outcome.result.supported:
+        parts.append(Text(no_support_line(outcome, weak=weak), style="yellow"))
+        if not weak:
+            return Group(*parts)
     if outcome.owner:
         parts.append(
             Text(

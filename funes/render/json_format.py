@@ -46,16 +46,25 @@ def _chunk(c: StoredChunk) -> dict[str, Any]:
     }
 
 
-def recall(outcome: RecallOutcome, query: str) -> str:
+def recall(outcome: RecallOutcome, query: str, *, weak: bool = False) -> str:
+    """`supported` false: nothing reached the support threshold, and `hits` is empty unless
+    `weak` (`--all`) asks for the weak candidates."""
+    result = outcome.result
+    shown = result.hits if result.supported or weak else []
     hits = []
-    for rank, hit in enumerate(outcome.result.hits, 1):
+    for rank, hit in enumerate(shown, 1):
         c = hit.chunk
         hits.append(
             {
                 "rank": rank,
                 "score": round(hit.score, 6),
                 **_chunk(c),
+                "session_label": c.session_label,
+                "model": c.model,
                 "get": ["funes", "get", c.session_id, c.turn_id, "--memory", outcome.memory],
+                "also": [
+                    {"session_id": d.session_id, "turn_id": d.turn_id} for d in hit.duplicates
+                ],
                 "neighbors": [
                     {k: v for k, v in _chunk(n).items() if k in _NEIGHBOR_KEYS}
                     for n in hit.neighbors
@@ -69,6 +78,9 @@ def recall(outcome: RecallOutcome, query: str) -> str:
             "memory": outcome.memory,
             "owner": outcome.owner,
             "notes": list(outcome.result.notes),
+            "supported": result.supported,
+            "support": None if result.support is None else round(result.support, 6),
+            "min_support": None if result.min_support is None else round(result.min_support, 6),
             "hits": hits,
         }
     )

@@ -1,7 +1,10 @@
-"""The read path: BM25 + vector candidates → RRF → turn aggregation → cross-encoder rerank →
+"""The read path: BM25 + vector candidates → RRF → evidence ranking → cross-encoder rerank →
 recency → neighbors.
 
     pipeline.py  recall() and get_turns(): the stages in order
+    ranking.py   evidence ranking: the fused turns' neighbourhood read, scored, placed, merged
+    evidence.py  the evidence and score of a turn (pure arithmetic)
+    periods.py   calendar periods a query names
     fusion.py    RRF, turn aggregation, recency weight (pure, table-tested)
     guard.py     redaction on the fly of rows stored under older rules
     sessions.py  list_sessions(): a memory's sessions, a page at a time

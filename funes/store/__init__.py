@@ -16,6 +16,8 @@ model and never parses a transcript.
     meta.py        the meta table   schema.py   migrations      provenance.py  sessions/origins
     db.py          opening the file (binding, sqlite-vec, pragmas)   lock.py   the writer lock
     export.py      the SQL of sharing (push outbox, receipts, sealing a cache file)
+    terms.py       which query terms a text holds, as the FTS5 index matches them
+    reconcile.py   the SQL of re-reading a unit (rows held under produced ids, links)
 
 Other packages import from this face, never from its modules.
 """
@@ -36,11 +38,13 @@ from funes.store.export import (
 from funes.store.forgetting import ForgetRule
 from funes.store.listing import SessionSummary
 from funes.store.meta import DEFAULT_VECTOR_ELEMENT
-from funes.store.queries import fts_query
+from funes.store.queries import fts_query, query_terms
+from funes.store.reconcile import Held
 from funes.store.redaction import BlockRows
 from funes.store.rows import CHUNK_COLUMNS, StoredChunk, StoreState, StoreStats, UnitRecord
 from funes.store.scope import NO_FILTERS, Filters, ProjectScope, project_matches
 from funes.store.store import Store
+from funes.store.terms import term_presence
 
 __all__ = [
     "CHUNK_COLUMNS",
@@ -49,6 +53,7 @@ __all__ = [
     "BlockRows",
     "Filters",
     "ForgetRule",
+    "Held",
     "Outbox",
     "OutboxCounts",
     "ProjectScope",
@@ -61,10 +66,12 @@ __all__ = [
     "UnitRecord",
     "fts_query",
     "project_matches",
+    "query_terms",
     "receipt_forget",
     "receipt_holds",
     "receipt_remote",
     "receipt_status",
     "seal",
+    "term_presence",
     "versions",
 ]

@@ -8,6 +8,7 @@ searched for as text and never parsed as an operator.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from funes.store.rows import CHUNK_COLUMNS
@@ -36,12 +37,10 @@ STOPWORDS = frozenset(
 )
 
 
-def fts_query(text: str) -> str | None:
-    """An FTS5 MATCH expression: every term quoted, OR-ed. None when the text has no terms.
-
-    A term with inner punctuation (`max_connections`, `foo.bar`, `E0432`) stays one quoted
-    string, which FTS5 matches as a phrase of its tokens.
-    """
+def query_terms(text: str) -> list[str]:
+    """The search terms of a query, in order: words (a word with inner punctuation such as
+    `max_connections`, `foo.bar` or `E0432` stays one term), stopwords and repeats (case-folded)
+    dropped."""
     terms: list[str] = []
     seen: set[str] = set()
     for m in _WORD.finditer(text):
@@ -50,10 +49,83 @@ def fts_query(text: str) -> str | None:
         if low in STOPWORDS or low in seen:
             continue
         seen.add(low)
-        terms.append('"' + term.replace('"', '""') + '"')
+        terms.append(term)
+    return terms
+
+
+def quote_term(term: str) -> str:
+    """One term as an FTS5 string (a phrase of its tokens), never an operator."""
+    return '"' + term.replace('"', '""') + '"'
+
+
+def fts_query(text: str) -> str | None:
+    """An FTS5 MATCH expression: every term quoted, OR-ed. None when the text has no terms.
+
+    A term with inner punctuation (`max_connections`, `foo.bar`, `E0432`) stays one quoted
+    string, which FTS5 matches as a phrase of its tokens.
+    """
+    terms = query_terms(text)
     if not terms:
         return None
-    return " OR ".join(terms)
+    return " OR ".join(quote_term(t) for t in terms)
+
+
+def document_frequencies(raw: Any, terms: list[str]) -> tuple[int, list[int]]:
+    """(chunks in the memory, for each term the number of chunks FTS5 matches it in)."""
+    total = int(raw.execute("select count(*) from chunks").fetchone()[0])
+    dfs = [
+        int(
+            raw.execute(
+                "select count(*) from chunks_fts where chunks_fts match ?", (quote_term(t),)
+            ).fetchone()[0]
+        )
+        for t in terms
+    ]
+    return total, dfs
+
+
+def turn_chunk_rows(raw: Any, turns: list[tuple[str, int]]) -> list[tuple[Any, ...]]:
+    """Chunk rows (`CHUNK_COLUMNS`) of the (session_id, seq) turns, in session, position order
+    (by the (session, seq) position index, through each session's integer key)."""
+    names = sorted({sid for sid, _ in turns})
+    keys: dict[str, int] = {}
+    for start in range(0, len(names), 500):
+        part = names[start : start + 500]
+        marks = ",".join("?" * len(part))
+        for key, sid in raw.execute(
+            f"select id, session_id from sessions where session_id in ({marks})", part
+        ):
+            keys[str(sid)] = int(key)
+    wanted = [(keys[sid], seq) for sid, seq in turns if sid in keys]
+    out: list[tuple[Any, ...]] = []
+    for start in range(0, len(wanted), 300):
+        chunk = wanted[start : start + 300]
+        pairs = ",".join("(?, ?)" for _ in chunk)
+        out.extend(
+            tuple(r)
+            for r in raw.execute(
+                f"""select {CHUNK_COLUMNS} from chunk_rows where (session, seq) in (values {pairs})
+                    order by session, seq, block_idx, split_idx""",
+                [x for pair in chunk for x in pair],
+            )
+        )
+    return out
+
+
+def session_outline(raw: Any, *, session_id: str, low: int, high: int) -> list[tuple[int, bool]]:
+    """(seq, opens an exchange) of each turn of a session with low ≤ seq ≤ high, in order; a
+    turn opens an exchange when it holds a user prompt (a non-scaffold user text block)."""
+    session = session_key(raw, session_id)
+    if session is None:
+        return []
+    return [
+        (int(r[0]), bool(r[1]))
+        for r in raw.execute(
+            """select seq, max(role = 'user' and block_type = 'text' and not scaffold)
+               from chunks where session = ? and seq between ? and ? group by seq order by seq""",
+            (session, low, high),
+        )
+    ]
 
 
 def lexical(raw: Any, query: str, *, k: int, filters: Filters) -> list[tuple[int, float]]:
@@ -198,6 +270,9 @@ def adjacent(
 def turn_seq(
     raw: Any, *, session_id: str, turn_id: str, filters: Filters = NO_FILTERS
 ) -> int | None:
+    """The position of turn `turn_id` in a session: stored there (among chunks `filters`
+    admit), or linked to the session that holds it (a replayed record); None when the session
+    has no such turn."""
     session = session_key(raw, session_id)
     if session is None:
         return None
@@ -206,28 +281,42 @@ def turn_seq(
         f"select seq from chunks c where session = :s and turn_id = :t{where} limit 1",
         {"s": session, "t": turn_id, **params},
     ).fetchone()
+    if row is None:
+        row = raw.execute(
+            "select seq from turn_links where session = ? and turn_id = ? limit 1",
+            (session, turn_id),
+        ).fetchone()
     return None if row is None else int(row[0])
+
+
+# A linked turn's chunks, read from the session that holds them, at the linking position.
+_LINKED_COLUMNS = ", ".join(
+    "l.seq as seq" if name.strip() == "seq" else f"c.{name.strip()}"
+    for name in CHUNK_COLUMNS.split(",")
+)
 
 
 def turns_window(
     raw: Any, *, session_id: str, seq: int, window: int, filters: Filters = NO_FILTERS
 ) -> list[tuple[Any, ...]]:
-    """Chunks of the turns within `window` turn positions of `seq`, in order (counting and
-    showing only chunks `filters` admit)."""
+    """Chunks of the turns within `window` turn positions of `seq`, in order, counting and
+    showing only chunks `filters` admit. A position that links to another session's turn (a
+    replayed record stored once) shows that turn (the session filter is the window's own)."""
     session = session_key(raw, session_id)
     if session is None:
         return []
     where, params = filters.sql("c")
-    bound = {"s": session, "seq": seq, "n": _limit(window), **params}
+    linked_where, linked_params = replace(filters, session=None).sql("c")
+    positions = f"""select seq from chunks c where session = :s and seq {{op}} :seq{where}
+                   union select l.seq from turn_links l
+                   join chunks c on c.session = l.holder and c.turn_id = l.turn_id
+                   where l.session = :s and l.seq {{op}} :seq{linked_where}"""
+    args = {"s": session, "seq": seq, "n": _limit(window), **params, **linked_params}
     before = raw.execute(
-        f"""select distinct seq from chunks c where session = :s and seq < :seq{where}
-            order by seq desc limit :n""",
-        bound,
+        f"select seq from ({positions.format(op='<')}) order by seq desc limit :n", args
     ).fetchall()
     after = raw.execute(
-        f"""select distinct seq from chunks c where session = :s and seq > :seq{where}
-            order by seq limit :n""",
-        bound,
+        f"select seq from ({positions.format(op='>')}) order by seq limit :n", args
     ).fetchall()
     low = min([int(r[0]) for r in before] + [seq])
     high = max([int(r[0]) for r in after] + [seq])
@@ -235,8 +324,13 @@ def turns_window(
         tuple(r)
         for r in raw.execute(
             f"""select {CHUNK_COLUMNS} from chunk_rows c where session = :s
-                and seq between :low and :high{where} order by seq, block_idx, split_idx""",
-            {"s": session, "low": low, "high": high, **params},
+                and seq between :low and :high{where}
+                union all
+                select {_LINKED_COLUMNS} from turn_links l
+                join chunk_rows c on c.session = l.holder and c.turn_id = l.turn_id
+                where l.session = :s and l.seq between :low and :high{linked_where}
+                order by seq, block_idx, split_idx""",
+            {"s": session, "low": low, "high": high, **params, **linked_params},
         )
     ]
 

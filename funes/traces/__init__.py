@@ -9,11 +9,14 @@ from __future__ import annotations
 
 from funes.traces.agents import AGENTS, Agent, AgentHomes, installable
 from funes.traces.discover import discover, sources_for_path
+from funes.traces.hermes import names_session
+from funes.traces.labels import MAX_LABEL, short_id
 from funes.traces.model import (
     Block,
     BlockType,
     Harness,
     Role,
+    ToolStatus,
     Turn,
     clean_text,
     iso_utc,
@@ -28,6 +31,7 @@ from funes.traces.source import ReadStats, TraceSource, Unit
 
 __all__ = [
     "AGENTS",
+    "MAX_LABEL",
     "Agent",
     "AgentHomes",
     "Block",
@@ -35,6 +39,7 @@ __all__ = [
     "Harness",
     "ReadStats",
     "Role",
+    "ToolStatus",
     "TraceSource",
     "Turn",
     "Unit",
@@ -42,10 +47,12 @@ __all__ = [
     "discover",
     "installable",
     "iso_utc",
+    "names_session",
     "normalize_ts",
     "parse_ts",
     "printable",
     "quote_passage",
+    "short_id",
     "sources_for_path",
     "strip_terminal_controls",
     "workdir_facet",

@@ -56,6 +56,26 @@ def test_index_recall_get_round_trip_with_provenance(isolated_env: Path) -> None
     assert got.stdout.count("---\n") >= 2
 
 
+def test_a_query_nothing_supports_prints_the_miss_line_and_all_shows_the_candidates(
+    isolated_env: Path,
+) -> None:
+    write_session(isolated_env, conversation(PAIRS))
+    funes("index")
+    miss = funes("recall", "zzzzqqq nonexistentterm")
+    assert miss.returncode == 0
+    assert re.fullmatch(
+        r"no supporting passage \(best support 0\.\d{3} < 0\.320; --all shows the weak "
+        r"candidates\)\n",
+        miss.stdout,
+    )
+    weak = funes("recall", "zzzzqqq nonexistentterm", "--all")
+    lines = weak.stdout.splitlines()
+    assert lines[0].endswith("; weak candidates follow)")
+    assert lines[2].startswith("  → get ") and weak.stdout.endswith("---\n")
+    answered = funes("recall", "why did the nightly export run out of memory", "--all")
+    assert "no supporting passage" not in answered.stdout
+
+
 def test_get_of_an_unknown_turn_says_so_and_exits_1(isolated_env: Path) -> None:
     write_session(isolated_env, conversation(PAIRS))
     funes("index")

@@ -304,6 +304,19 @@ def test_a_question_nothing_matches_fails_before_spawning(spy, tmp_path) -> None
     assert len(spy["log"].read_text().splitlines()) == 1
 
 
+def test_a_question_nothing_supports_prints_the_miss_line_and_spawns_nothing(spy, tmp_path) -> None:
+    written = write_claude_session(tmp_path / "transcripts", session_id=SESSION_ID, cwd=CWD)
+    assert index_into_local_memory(written.path) > 0
+    stand_in(spy["bin"], "claude")
+
+    done = ask(spy["env"], "claude", "zzzzqqq nonexistentterm")
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("no supporting passage (best support ")
+    assert len(done.stdout.splitlines()) == 1
+    assert not spy["log"].exists()
+
+
 def index_lexical_only(path: Path) -> None:
     from funes.ingest import IndexJob, index
     from funes.memory import Runtime

@@ -257,7 +257,7 @@ def test_initialize_and_tools_list_answer_before_the_sdk_or_any_model_loads(
     )
     scope = {"project", "since", "until"}
     assert set(recall["properties"]) == {
-        "query", "k", "block_type", "harness", "session", "memory", *scope,
+        "query", "k", "block_type", "harness", "session", "all", "memory", *scope,
     }  # fmt: skip
     assert recall["required"] == ["query"]
     assert recall["properties"]["block_type"]["enum"] == [
@@ -311,6 +311,13 @@ def test_recall_and_get_return_exactly_what_the_cli_prints(
         frame = json.loads(line)
         if frame.get("method") == "notifications/progress":
             assert frame["params"]["progressToken"] == 2 and "loading" in frame["params"]["message"]
+
+    miss = mcp.call("recall", {"query": "zzzzqqq nonexistentterm"})
+    assert miss["isError"] is False
+    assert text_of(miss).startswith("no supporting passage (best support ")
+    assert len(text_of(miss).splitlines()) == 1
+    weak = text_of(mcp.call("recall", {"query": "zzzzqqq nonexistentterm", "all": True}))
+    assert weak.splitlines()[0].endswith("weak candidates follow)") and "  → get " in weak
 
     got = mcp.call(
         "get", {"session_id": session_id, "turn_uuid": turn_id, "window": 1, "memory": memory}

@@ -136,7 +136,7 @@ def test_readers_do_not_wait_for_a_writer_holding_a_long_transaction(tmp_path: P
                 "text",
                 0,
                 0,
-                keys.origin(("claude_code", "-", None, None, None, "/x", None)),
+                keys.origin(("claude_code", "-", None, None, None, "/x", None, None)),
             ),
         )
     latencies: list[float] = []

@@ -36,6 +36,7 @@ import pytest
 from support.spool import wait_idle
 
 from funes.ingest import Spool, worker_active
+from funes.traces import short_id
 
 HERE = Path(__file__).resolve().parent
 FAKELLM = HERE / "fakellm.py"
@@ -210,7 +211,7 @@ class AgentRun:
 class Hit:
     harness: str
     workdir: str
-    session8: str
+    label: str  # the session label (AGENTS.md: `<workdir>/<session label>`)
     block_type: str
     session_id: str
     turn_id: str
@@ -232,13 +233,13 @@ def parse_recall(out: str) -> list[Hit]:
         head, get = HEADER.match(lines[0]), GET_LINE.match(lines[1])
         if not (head and get):
             continue
-        workdir, _, session8 = head["where"].rpartition("/")
+        workdir, _, label = head["where"].partition("/")  # a workdir facet holds no "/"
         text = "\n".join(line[2:] for line in lines[2:] if line == ">" or line.startswith("> "))
         hits.append(
             Hit(
                 head["harness"],
                 workdir,
-                session8,
+                label,
                 head["type"],
                 get["sid"],
                 get["turn"],
@@ -440,7 +441,7 @@ def assert_turn_recalled(box: Sandbox, query: str, session_id: str, words: str) 
     top = hits[0]
     assert top.harness == HARNESS[box.agent], hits
     assert top.session_id == session_id, (top, session_id)
-    assert session_id.startswith(top.session8), top
+    assert top.label == short_id(session_id), top  # a main session: the label of its id
     assert top.memory == "local", top
     holding = [h for h in hits if h.session_id == session_id and words in h.text]
     assert holding, hits
