@@ -138,7 +138,7 @@ def rank_by_evidence(
 
     turns: list[RankedTurn] = []
     for key, idx in members.items():
-        allowed = [i for i in idx if _passes(chunks[i], filters)]
+        allowed = [i for i in idx if filters.admits(chunks[i])]
         if not allowed or scored.score[key] <= 0:  # a neighbour nothing supports is no hit
             continue
         best = max(allowed, key=lambda i: (chunk_value(i), -i))
@@ -201,12 +201,6 @@ class _Outline:
     def agent_exchange(self, prompt: int) -> bool:
         """Whether the prompt was answered over several turns (≥ 2 before the next prompt)."""
         return len(self.exchange(prompt)) >= 2
-
-
-def _passes(chunk: StoredChunk, filters: Filters) -> bool:
-    if filters.block_type is not None and chunk.block_type != filters.block_type:
-        return False
-    return filters.harness is None or chunk.harness == filters.harness
 
 
 def _note_answers(turns: list[RankedTurn], facts: dict[TurnKey, TurnFacts[TurnKey]]) -> None:

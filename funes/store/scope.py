@@ -108,6 +108,22 @@ class Filters:
             or self.project is not None
         )
 
+    def admits(self, chunk: Any) -> bool:
+        """`sql`'s conditions in Python, over a chunk read already (a `StoredChunk`: its
+        harness, block_type, session_id, ts, cwd and workdir), for reads that reach beyond
+        the filtered legs (a candidate's prompt or answer turn)."""
+        if self.harness is not None and chunk.harness != self.harness:
+            return False
+        if self.block_type is not None and chunk.block_type != self.block_type:
+            return False
+        if self.session is not None and chunk.session_id != self.session:
+            return False
+        if self.since is not None and not (chunk.ts and chunk.ts >= self.since):
+            return False
+        if self.until is not None and not (chunk.ts and chunk.ts < self.until):
+            return False
+        return self.project is None or project_matches(self.project, chunk.cwd, chunk.workdir)
+
     def sql(self, alias: str = "c", *, facets: bool = True) -> tuple[str, dict[str, Any]]:
         """` and …` conditions over `chunks` aliased `alias` (`facets`: harness and block type
         too), and their bound parameters; ("", {}) when nothing is restricted."""

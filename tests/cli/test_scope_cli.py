@@ -38,7 +38,9 @@ def sessions(isolated_env: Path, run: Callable[..., Ran]) -> Callable[..., Ran]:
 
 
 def _sessions_of(out: str) -> set[str]:
-    return {h.get.split()[2] for h in parse_recall(out)[1]}
+    """The sessions of every hit, and of the identical copies a hit names (`= also`)."""
+    hits = parse_recall(out)[1]
+    return {h.get.split()[2] for h in hits} | {a.split()[2] for h in hits for a in h.also}
 
 
 def test_recall_filters_by_project_time_and_session(sessions: Callable[..., Ran]) -> None:

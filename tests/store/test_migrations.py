@@ -172,7 +172,7 @@ def test_a_schema_2_memory_gains_models_labels_and_links_in_place(tmp_path: Path
     conn.raw.commit()
     conn.close()
     with Store.open(path) as store:
-        assert store.raw.execute("pragma user_version").fetchone()[0] == 3
+        assert store.raw.execute("pragma user_version").fetchone()[0] == SCHEMA_VERSION
         assert _as_rows(store.fetch([int(r[0]) for r in before])) == before
         indexes = {r[1] for r in store.raw.execute("pragma index_list(chunks)")}
         assert "chunks_by_turn_id" in indexes

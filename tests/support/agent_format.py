@@ -13,6 +13,8 @@ HEADER = re.compile(
     r"(?:  owner=(?P<owner>\S+))?$"
 )
 GET_LINE = re.compile(r"^  → get .+ --memory \S+$")  # arguments shell-quoted
+ALSO = re.compile(r"^  = also \S+ \S+$")  # both ids shell-quoted (one token each here)
+MISS = re.compile(r"^no supporting passage \(best support \S+ < \S+; [^)]+\)$")
 NEIGHBOR = re.compile(r"^  ~ \[\S+ \S+ seq\d+\] [^\n]*$")
 TURN_HEADER = re.compile(r"^\[[^\]\s]*\] \S+ seq\d+ turn=.+$")  # the id as stored (printable)
 
@@ -24,6 +26,7 @@ class ParsedHit:
     owner: str | None
     get: str = ""
     text: list[str] = field(default_factory=list)
+    also: list[str] = field(default_factory=list)
     neighbors: list[str] = field(default_factory=list)
 
 
@@ -43,6 +46,11 @@ def parse_recall(out: str) -> tuple[str | None, list[ParsedHit]]:
         elif GET_LINE.match(line):
             assert current is not None and not current.get and not current.text, line
             current.get = line
+        elif ALSO.match(line):
+            assert current is not None and current.get and not current.text, line
+            current.also.append(line)
+        elif MISS.match(line):
+            assert current is None and not hits, f"a miss line after a hit: {line!r}"
         elif NEIGHBOR.match(line):
             assert current is not None and current.get, line
             current.neighbors.append(line)
