@@ -7,6 +7,7 @@ server, worker).
 Layout (FUNES_HOME set → everything under it; else platformdirs):
     data/memory.db      the local memory (SQLite, 0600)
     data/memory.lock    the single-writer lock file
+    data/hooks/         the hook script agents run, and the launcher (funes-python)
     spool/{tmp,new,claimed,failed}/   hook drop-box (0700)
     logs/               worker and hook logs (0600 files)
 """
@@ -103,6 +104,11 @@ class Paths:
     def installed_hook(self) -> Path:
         """The copy of hooks/enqueue.py that agents run (outside the wheel: upgrades keep it)."""
         return self.data / "hooks" / "funes-enqueue.py"
+
+    @property
+    def launcher(self) -> Path:
+        """funes' launcher: the one path agents' hooks and MCP servers run (funes.wiring)."""
+        return self.data / "hooks" / "funes-python"
 
     def ensure(self) -> Paths:
         """Create the directories with private permissions; returns self."""

@@ -17,6 +17,7 @@ from funes.commands import (
     has_hub_token,
     local_chunks,
     personal_memory,
+    refuse_missing_agent,
     run_add,
     run_index,
     run_push,
@@ -54,15 +55,28 @@ def _ask(question: str) -> bool:
     is_flag=True,
     help="Create a shared MEMORY that does not exist yet (a private dataset, or the directory).",
 )
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Prepare the agent's configuration even when the agent is not on this machine.",
+)
 @pass_runtime
 def add(
-    rt: Runtime, agent: str, memory: str | None, yes: bool, no_index: bool, create: bool
+    rt: Runtime,
+    agent: str,
+    memory: str | None,
+    yes: bool,
+    no_index: bool,
+    create: bool,
+    force: bool,
 ) -> None:
     """Index every turn of AGENT (claude, codex, pi, hermes) as it completes, and give it recall.
 
     Installs a hook that notes each finished turn (indexed in the background), registers the
-    `funes mcp` server (recall, get, status) with the agent, and builds the first index of the
-    agent's past sessions.
+    `funes mcp` server (recall, get, sessions, status) with the agent, and builds the first
+    index of the agent's past sessions. Every file it creates, edits or pre-approves (Hermes'
+    hook allowlist) is named. On a machine without the agent (no home folder, no program on
+    PATH) it changes nothing unless --force.
 
     MEMORY binds the agent to a memory. A shared one (org/repo, hf://datasets/org/repo, or a
     shared directory) is checked first (it must exist, or be created with --create, and hold
@@ -73,13 +87,15 @@ def add(
     """
     harness = agent_harness(agent)
     console = err_console()
+    if not force:
+        refuse_missing_agent(rt, harness)
     ref = _target(rt, console, harness, memory)
     if ref is not None and ref.shared:
         _prepare_shared(rt, console, ref, create=create)
     _index(rt, console, harness, ref, yes=yes, no_index=no_index)
     if ref is not None and ref.shared:
         _first_push(rt, console, ref, yes=yes)
-    changes = run_add(rt, harness, ref)
+    changes = run_add(rt, harness, ref, force=True)
     report_changes(console, changes, verb="added to")
     if ref is not None and ref.kind is not MemoryKind.LOCAL:
         console.print(f"  bound to {ref.label}", highlight=False)

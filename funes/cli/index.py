@@ -14,6 +14,7 @@ from funes.commands import IndexOutcome, IndexRequest, run_index
 from funes.errors import UsageError
 from funes.ingest import Progress as IndexProgress
 from funes.memory import MemoryKind, MemoryRef, Runtime, parse_memory
+from funes.settings import INDEX
 from funes.traces import Harness
 
 TIER_NAMES = ("text", "tool calls", "tool output")
@@ -25,6 +26,14 @@ TIER_NAMES = ("text", "tool calls", "tool output")
 @click.option("--limit", type=click.IntRange(min=0), default=None, help="Index at most N sessions.")
 @click.option("--no-thinking", is_flag=True, help="Do not index thinking blocks.")
 @click.option("--yes", "-y", is_flag=True, help="No time budget: index everything owed now.")
+@click.option(
+    "--wait",
+    "wait_s",
+    type=click.FloatRange(min=0),
+    default=INDEX.lock_wait_s,
+    show_default=True,
+    help="Seconds to wait for another funes process writing the memory (a hook's worker).",
+)
 @memory_option
 @pass_runtime
 def index(
@@ -34,6 +43,7 @@ def index(
     limit: int | None,
     no_thinking: bool,
     yes: bool,
+    wait_s: float,
     memory: str | None,
 ) -> None:
     """Index agent sessions (all agents found, or PATH) into the memory.
@@ -54,6 +64,7 @@ def index(
         limit=limit,
         include_thinking=not no_thinking,
         unbudgeted=yes,
+        lock_wait_s=wait_s,
     )
     ref = parse_memory(memory, rt)
     with Progress(
@@ -79,7 +90,21 @@ def index(
                 tasks["reembed"] = bar.add_task("re-embedding stored chunks", total=total)
             bar.update(tasks["reembed"], completed=done)  # type: ignore[arg-type]
 
-        outcome = run_index(rt, ref, request, progress=on_progress, reembed_progress=on_reembed)
+        def on_wait(wait_s: float) -> None:
+            console.print(
+                f"another funes process (a hook's worker?) is writing to {ref.label}: waiting up "
+                f"to {wait_s:g} s for it (--wait)…",
+                highlight=False,
+            )
+
+        outcome = run_index(
+            rt,
+            ref,
+            request,
+            progress=on_progress,
+            reembed_progress=on_reembed,
+            on_wait=on_wait,
+        )
     _summary(console, outcome)
     report = outcome.report
     if path is not None and report.failures and report.units_indexed == 0:
@@ -134,6 +159,10 @@ def _summary(console: Console, outcome: IndexOutcome) -> None:
         )
     if r.redactions:
         console.print(f"  redacted {r.redactions} secrets", highlight=False)
+    if r.forgotten:
+        console.print(
+            f"  skipped {r.forgotten} chunks of forgotten sessions (funes forget)", highlight=False
+        )
     if r.vectors_backfilled:
         console.print(
             f"  embedded {r.vectors_backfilled} chunks that had no vector", highlight=False

@@ -7,10 +7,13 @@ Results go to stdout; progress, warnings and errors go to stderr. A FunesError b
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import signal
 import sys
 import traceback
+from typing import NoReturn
 
 import click
 
@@ -18,6 +21,7 @@ from funes import __version__
 from funes.cli.add import add
 from funes.cli.ask import ask
 from funes.cli.curate import curate
+from funes.cli.forget import forget
 from funes.cli.get import get
 from funes.cli.index import index
 from funes.cli.mcp import mcp
@@ -25,6 +29,7 @@ from funes.cli.push import push
 from funes.cli.recall import recall
 from funes.cli.remove import remove
 from funes.cli.scrub import scrub
+from funes.cli.sessions import sessions
 from funes.cli.spool import spool
 from funes.cli.status import status
 from funes.cli.watch import watch
@@ -70,7 +75,8 @@ def _configure_logging(debug: bool) -> None:
 
 
 for command in (
-    index, recall, get, status, add, remove, push, curate, scrub, mcp, ask, spool, watch,
+    index, recall, get, sessions, status, add, remove, push, curate, forget, scrub, mcp, ask,
+    spool, watch,
 ):  # fmt: skip
     cli.add_command(command)
 
@@ -89,7 +95,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:
         click.echo("funes: aborted", err=True)
-        sys.exit(130)
+        _interrupted()
     except click.ClickException as exc:
         exc.show()
         # A usage error is exit 1 like any other error: AGENTS.md keeps 2 for a push the
@@ -98,7 +104,15 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
-        sys.exit(130)
+        _interrupted()
     except BrokenPipeError:
         sys.exit(0)
     sys.exit(0)
+
+
+def _interrupted() -> NoReturn:
+    """Exit 130 after Ctrl-C, ignoring a second one while the interpreter shuts down (its
+    threads are joined then, and an interrupt there would print a traceback)."""
+    with contextlib.suppress(ValueError):  # not the main thread: nothing to ignore
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    sys.exit(130)

@@ -1,6 +1,7 @@
 """What funes does when asked: one module per verb, shared by the CLI and the MCP server.
 
-    index.py  recall.py  get.py  status.py  add.py  remove.py  push.py  scrub.py  ask.py
+    index.py  recall.py  get.py  status.py  sessions.py  add.py  remove.py  push.py  scrub.py
+    ask.py  forget.py  scope.py (what a read is restricted to)
     spool.py (drain, status, retry)  watch.py
     publish.py (publishing a bound memory at session boundaries)  bindings.py (status of them)
     reading.py (a bound memory read with this host's unpublished turns)
@@ -19,19 +20,23 @@ from funes.commands.add import (
     has_hub_token,
     local_chunks,
     personal_memory,
+    refuse_missing_agent,
     run_add,
 )
-from funes.commands.ask import DEFAULT_TIMEOUT_S, AskAgent, AskRequest, plan_ask, run_ask
+from funes.commands.ask import DEFAULT_TIMEOUT_S, AskAgent, AskMiss, AskRequest, plan_ask, run_ask
 from funes.commands.bindings import BindingStatus
 from funes.commands.curate import CurateOutcome, CurationStatus, SessionCard, curation_status
 from funes.commands.curate import decide as curate_decide
 from funes.commands.curate import review as curate_review
+from funes.commands.forget import ForgetOutcome, ForgetPlan, ForgetRequest, plan_forget, run_forget
 from funes.commands.get import GetOutcome, run_get
 from funes.commands.index import IndexOutcome, IndexRequest, run_index, sources_for
 from funes.commands.push import PushRequest, run_push
-from funes.commands.recall import RecallOutcome, RecallRequest, run_recall
+from funes.commands.recall import RecallOutcome, RecallRequest, no_support_line, run_recall
 from funes.commands.remove import run_remove
+from funes.commands.scope import Scope
 from funes.commands.scrub import ScrubOutcome, run_scrub
+from funes.commands.sessions import SessionsOutcome, SessionsRequest, run_sessions
 from funes.commands.spool import SpoolStatus, retry_failed, run_drain, run_spool_status
 from funes.commands.status import (
     AgentHookStatus,
@@ -46,10 +51,14 @@ __all__ = [
     "DEFAULT_TIMEOUT_S",
     "AgentHookStatus",
     "AskAgent",
+    "AskMiss",
     "AskRequest",
     "BindingStatus",
     "CurateOutcome",
     "CurationStatus",
+    "ForgetOutcome",
+    "ForgetPlan",
+    "ForgetRequest",
     "GetOutcome",
     "IndexOutcome",
     "IndexRequest",
@@ -57,8 +66,11 @@ __all__ = [
     "PushStatus",
     "RecallOutcome",
     "RecallRequest",
+    "Scope",
     "ScrubOutcome",
     "SessionCard",
+    "SessionsOutcome",
+    "SessionsRequest",
     "SourceStatus",
     "SpoolStatus",
     "StatusReport",
@@ -73,16 +85,21 @@ __all__ = [
     "local_chunks",
     "personal_memory",
     "plan_ask",
+    "plan_forget",
     "retry_failed",
+    "refuse_missing_agent",
     "run_add",
     "run_ask",
     "run_drain",
+    "run_forget",
     "run_get",
     "run_index",
     "run_push",
+    "no_support_line",
     "run_recall",
     "run_remove",
     "run_scrub",
+    "run_sessions",
     "run_spool_status",
     "run_status",
     "run_watch",

@@ -10,9 +10,11 @@ again changes nothing, and is how another host joins the same memory.
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from funes.errors import (
+    AgentError,
     FunesError,
     HubError,
     IncompatibleStore,
@@ -30,23 +32,67 @@ from funes.memory import (
 )
 from funes.remote import RemoteState
 from funes.store import Store
-from funes.traces import Harness
-from funes.wiring import AgentChanges, call, context, install_hook_script
+from funes.traces import AGENTS, Harness
+from funes.wiring import AgentChanges, call, context, install_hook_script, launcher
 
 PERSONAL_MEMORY = "funes-memory"  # `<user>/funes-memory`: the memory `funes add` offers to set up
 
 
-def run_add(rt: Runtime, harness: Harness, memory: str | MemoryRef | None = None) -> AgentChanges:
+def agent_missing(rt: Runtime, harness: Harness) -> str | None:
+    """Why the agent looks absent from this machine (no home folder, no program on PATH), or
+    None when it is here."""
+    agent = AGENTS[harness]
+    home = rt.homes.of(harness)
+    if home.is_dir() or shutil.which(agent.name):
+        return None
+    return f"{agent.label} is not set up on this machine (no {home}, no `{agent.name}` on PATH)"
+
+
+def refuse_missing_agent(rt: Runtime, harness: Harness) -> None:
+    """Raise AgentError (nothing changed yet) when the agent is not on this machine."""
+    if (missing := agent_missing(rt, harness)) is not None:
+        raise AgentError(
+            f"{missing}: nothing was changed",
+            hint=f"install {AGENTS[harness].label} and run it once, or `funes add "
+            f"{AGENTS[harness].name} --force` to prepare its configuration anyway",
+        )
+
+
+def run_add(
+    rt: Runtime,
+    harness: Harness,
+    memory: str | MemoryRef | None = None,
+    *,
+    force: bool = False,
+) -> AgentChanges:
     """Install funes' hooks and MCP server into an agent, bound to `memory` (None: the local
-    memory), and record the binding. Idempotent. Raises AgentError."""
+    memory), and record the binding. Idempotent.
+
+    Raises AgentError, and (unless `force`) before creating anything when the agent is not
+    on this machine (`agent_missing`).
+    """
+    if not force:
+        refuse_missing_agent(rt, harness)
     ref = memory if isinstance(memory, MemoryRef) or memory is None else parse_memory(memory, rt)
+    hook_existed = rt.paths.installed_hook.exists()
+    launcher_existed = rt.paths.launcher.exists()
     result = AgentChanges(harness.agent_name, hook_installed=install_hook_script(rt))
+    relaunched = launcher.write(rt)  # hooks and the MCP server run this install from now on
     done = call(harness, "install", context(rt, harness, ref))
     result.changed, result.warnings, result.notes = (
         list(done.changed),
         list(done.warnings),
         list(done.notes),
     )
+    result.created = list(getattr(done, "created", []))
+    for path, written, existed in (
+        (rt.paths.launcher, relaunched, launcher_existed),
+        (rt.paths.installed_hook, result.hook_installed, hook_existed),
+    ):
+        if written:
+            result.changed.insert(0, str(path))
+            if not existed:
+                result.created.insert(0, str(path))
     bind(rt.paths, harness.value, binding_label(ref))
     return result
 

@@ -27,7 +27,7 @@ from funes.memory import (
     remote_for,
     save_curation,
 )
-from funes.store import SessionSummary, Store, opening_prompts, session_summaries
+from funes.store import ReviewSummary, Store, opening_prompts, session_summaries
 from funes.traces import checkout_identities, printable, strip_terminal_controls
 
 PROMPTS_SHOWN = 3  # opening prompts a review shows per session
@@ -115,7 +115,7 @@ def review(rt: Runtime, ref: MemoryRef, project: str | None, *, cwd: Path) -> Cu
     return outcome
 
 
-def _card(store: Store, s: SessionSummary, decision: str | None, attributed: bool) -> SessionCard:
+def _card(store: Store, s: ReviewSummary, decision: str | None, attributed: bool) -> SessionCard:
     prompts = tuple(opening_prompts(store, s.session_id, limit=PROMPTS_SHOWN))
     return SessionCard(s.session_id, s.harness, s.cwd, s.started, s.turns, prompts, decision,
                        attributed)  # fmt: skip

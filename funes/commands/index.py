@@ -31,6 +31,7 @@ class IndexRequest:
     limit: int | None = None
     include_thinking: bool = True
     unbudgeted: bool = False  # --yes, or an explicit path: no wall-clock budget
+    lock_wait_s: float = INDEX.lock_wait_s  # --wait: how long to wait for another writer
 
 
 @dataclass(slots=True)
@@ -79,15 +80,18 @@ def run_index(
     *,
     progress: Callable[[Progress], None] | None = None,
     reembed_progress: Callable[[int, int], None] | None = None,
+    on_wait: Callable[[float], None] | None = None,
 ) -> IndexOutcome:
     """Index what the request names into `memory` (see IndexRequest).
 
     A sweep (no path) of a memory built with an older embedding recipe also re-embeds its
     stored chunks with the current one (funes.ingest.reembed), within what is left of the
-    time budget; `reembed_progress(done, total)` follows it.
+    time budget; `reembed_progress(done, total)` follows it. When another writer (a hook's
+    worker, another index) holds the memory, it waits up to `request.lock_wait_s`, telling
+    `on_wait` first.
 
-    Raises StoreLocked when another writer holds the memory, IncompatibleStore when the memory
-    was built with another embedding model.
+    Raises StoreLocked when another writer holds the memory for longer, IncompatibleStore when
+    the memory was built with another embedding model.
     """
     started = time.monotonic()
     sources = sources_for(rt, request)
@@ -101,7 +105,7 @@ def run_index(
     )
     store = open_for_write(rt, memory)
     try:
-        with store.writing():
+        with store.writing(wait_s=request.lock_wait_s, on_wait=on_wait):
             spec = rt.embedder_spec_for(store.model_id)
             store.check_model(spec.model_id)
             embedder = rt.embedder(spec) if store.vectors_available else None

@@ -6,11 +6,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from funes.commands.reading import open_reading
+from funes.commands.scope import NO_SCOPE, Scope, filters_for
 from funes.errors import UsageError
-from funes.memory import MemoryRef, Runtime
+from funes.memory import MemoryRef, Runtime, foreign_owner
 from funes.retrieval import RecallResult, recall
 from funes.settings import RECALL, RecallParams
-from funes.store import Filters
 from funes.traces import BlockType, Harness
 
 
@@ -20,12 +20,14 @@ class RecallRequest:
     params: RecallParams = RECALL
     block_type: BlockType | None = None
     harness: Harness | None = None
+    scope: Scope = NO_SCOPE  # --project, --since/--until, --session (applied before the top-k cut)
 
 
 @dataclass(slots=True)
 class RecallOutcome:
     result: RecallResult
     memory: str  # the label of the memory actually read (what `→ get` lines carry)
+    owner: str | None = None  # who owns it when it is not the user's own (funes.memory.owner)
     # chunk id → the memory a hit came from, for hits not from `memory` (a bound memory
     # also shows this host's turns not published to it yet: those say `local`)
     hit_memory: dict[str, str] = field(default_factory=dict)
@@ -44,7 +46,8 @@ def run_recall(
 ) -> RecallOutcome:
     """Recall passages for the request from `memory`.
 
-    Raises UsageError for a query with no text (before anything is opened), NoIndex /
+    Raises UsageError for a query with no text (before anything is opened) or a bad scope
+    (funes.commands.scope: an unknown or ambiguous session, a time it cannot read), NoIndex /
     StoreError / IncompatibleStore / RemoteError from opening the memory, and
     ModelUnavailable when the memory's embedding model cannot be loaded.
     """
@@ -57,7 +60,9 @@ def run_recall(
         store.check_model(spec.model_id)
         embedder = rt.embedder(spec) if opened.memory.vectors_available and store.model_id else None
         reranker = rt.reranker() if request.params.rerank else None
-        filters = Filters(
+        filters = filters_for(
+            request.scope,
+            store,
             harness=request.harness.value if request.harness else None,
             block_type=request.block_type.value if request.block_type else None,
         )
@@ -82,7 +87,19 @@ def run_recall(
         return RecallOutcome(
             result,
             opened.label,
+            foreign_owner(rt, memory),
             {cid: label for cid, label in labels.items() if label != opened.label},
         )
     finally:
         opened.close()
+
+
+def no_support_line(outcome: RecallOutcome, *, weak: bool = False) -> str:
+    """The agent-format line saying nothing in memory supports the query (AGENTS.md):
+    `no supporting passage (best support <s> < <threshold>; --all shows the weak candidates)`,
+    or `…; weak candidates follow)` when they are shown after it."""
+    r = outcome.result
+    support = f"{r.support:.3f}" if r.support is not None else "n/a"
+    threshold = f"{r.min_support:.3f}" if r.min_support is not None else "n/a"
+    tail = "weak candidates follow" if weak else "--all shows the weak candidates"
+    return f"no supporting passage (best support {support} < {threshold}; {tail})"

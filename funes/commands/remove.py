@@ -16,11 +16,12 @@ def run_remove(rt: Runtime, harness: Harness) -> AgentChanges:
     result = AgentChanges(
         harness.agent_name, list(done.changed), list(done.warnings), list(done.notes)
     )
-    if not any(check.hooks for check in run_checks(rt)):
+    if not any(check.hooks or check.mcp for check in run_checks(rt)):
         hook = rt.paths.installed_hook
-        if hook.exists():
-            hook.unlink()
-            result.changed.append(str(hook))
+        for path in (hook, rt.paths.launcher):  # the hook copy and the launcher
+            if path.exists():
+                path.unlink()
+                result.changed.append(str(path))
         if hook.parent.is_dir() and not any(hook.parent.iterdir()):
             hook.parent.rmdir()
     return result

@@ -12,7 +12,16 @@ from funes.commands.curate import CurationStatus, curation_status
 from funes.commands.push import receipts_dir
 from funes.commands.scrub import held_back_summary
 from funes.errors import FunesError, SecretScanFailed
-from funes.ingest import TOP_TIER, AgentBacklog, Spool, chunks_owed, owed, worker_active
+from funes.ingest import (
+    TOP_TIER,
+    AgentBacklog,
+    OwedChunks,
+    Spool,
+    chunks_owed,
+    count_owed,
+    owed,
+    worker_active,
+)
 from funes.memory import (
     MemoryKind,
     MemoryRef,
@@ -22,7 +31,7 @@ from funes.memory import (
     probe,
     remote_for,
 )
-from funes.redact import RULES_VERSION
+from funes.redact import RULES_VERSION, default_scanner
 from funes.remote import receipt_path
 from funes.store import Store, StoreStats, receipt_status
 from funes.traces import discover, installable
@@ -79,6 +88,13 @@ class StatusReport:
     rescan_owed: int = 0  # chunks redacted under older secret rules (scrub or index re-scans)
     bindings: list[BindingStatus] = field(default_factory=list)  # local memory only
     curation: list[CurationStatus] = field(default_factory=list)  # project memories reviewed here
+    path: str | None = None  # the memory file read (a remote's: its local cache)
+    unembedded: int | None = None  # chunks without a vector (None: no vectors in this memory)
+    owed: OwedChunks | None = None  # what the next `funes index` writes (local memory only)
+    forgotten: int = 0  # sessions forgotten (`funes forget`): never stored again
+    forget_rules: list[str] = field(default_factory=list)  # rules later writes check
+    # remote label → (forgotten sessions it still holds, their chunks), per this host's receipts
+    forgotten_copies: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
 def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
@@ -99,8 +115,10 @@ def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
         store = Store.open(memory.path, readonly=True)
         try:
             report.exists = True
+            report.path = str(memory.path)
             report.stats = store.stats()
             report.embedder = store.model_id
+            report.unembedded = store.count_without_vectors()
             if not store.vectors_available:
                 report.vectors_note = store.vectors_unavailable_reason
                 report.attention.append(
@@ -108,9 +126,11 @@ def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
                 )
             if memory.kind is MemoryKind.LOCAL:
                 report.sources = _source_status(rt, store)
+                report.owed = count_owed(discover(rt.homes), store, default_scanner(), host=rt.host)
                 report.pushes = _push_status(rt, None)
                 _recipe_status(store, report)
             _secrets_status(store, report)
+            _forgotten_status(store, report)
         except FunesError as exc:  # damaged pages past the header: say so (and what to do)
             report.attention.append(exc.message + (f" ({exc.hint})" if exc.hint else ""))
             return report
@@ -144,6 +164,18 @@ def _recipe_status(store: Store, report: StatusReport) -> None:
             "tool output are found by their prompt too)"
         )
         report.next_steps.append("funes index --yes")
+
+
+def _forgotten_status(store: Store, report: StatusReport) -> None:
+    """Forgotten sessions, the rules kept, and the remote copies this host knows remain."""
+    sessions, rules = store.forgotten()
+    report.forgotten, report.forget_rules = len(sessions), [r.label for r in rules]
+    report.forgotten_copies = store.forgotten_copies()
+    for remote, (n, chunks) in sorted(report.forgotten_copies.items()):
+        report.attention.append(
+            f"{remote} still holds {n} forgotten sessions ({chunks} chunks) this host pushed: "
+            f"`funes forget --remote {remote}` deletes them there"
+        )
 
 
 def _secrets_status(store: Store, report: StatusReport) -> None:
@@ -257,6 +289,7 @@ def _remote_status(rt: Runtime, memory: MemoryRef, report: StatusReport) -> Stat
     try:
         report.memory = opened.label
         report.exists = True
+        report.path = str(opened.store.path)
         report.stats = opened.store.stats()
         report.embedder = opened.store.model_id
         report.attention.extend(opened.notes)

@@ -4,7 +4,8 @@
 signature and tier are already recorded, and writes chunks in batches, each batch in one
 transaction together with its vectors. A unit is recorded as indexed only after all of its
 chunks are committed, so a crash at any point is repaired by the next run (chunk ids are
-stable; already-stored ids are never embedded again).
+stable; a stored chunk is embedded again only when its text or embedding context changed).
+A re-read unit is reconciled with what is stored (`funes.ingest.reconcile`).
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
-from funes.chunks import Chunk, chunk_turn, embedding_input, turn_prompt
+from funes.chunks import chunk_turn, embedding_input, turn_prompt
 from funes.errors import IncompatibleStore, ModelUnavailable, StoreLocked
 from funes.inference import Embedder
 from funes.ingest.embed_input import stored_embedding_inputs
+from funes.ingest.reconcile import UnitWriter
 from funes.ingest.scrub import ScrubReport, scrub
 from funes.redact import Scanner, redact
 from funes.settings import INDEX, IndexParams
@@ -29,7 +31,6 @@ TIERS: tuple[tuple[BlockType, ...], ...] = (
     (BlockType.TOOL_RESULT,),
 )
 TOP_TIER = len(TIERS) - 1
-_FLUSH = 256  # chunks accumulated before a dedupe + embed + write round
 
 
 @dataclass(slots=True)
@@ -60,8 +61,11 @@ class IndexReport:
     turns: int = 0
     chunks_written: int = 0
     chunks_existing: int = 0
+    chunks_updated: int = 0  # stored chunks a re-read brought up to date in place
+    chunks_superseded: int = 0  # stored chunks a re-read no longer produces for its turns
     vectors_backfilled: int = 0
     redactions: int = 0
+    forgotten: int = 0  # chunks not stored: their session was forgotten (`funes forget`)
     failures: list[UnitFailure] = field(default_factory=list)
     read: ReadStats = field(default_factory=ReadStats)
     per_harness: dict[str, int] = field(default_factory=dict)  # chunks written per harness
@@ -138,6 +142,7 @@ def index(sources: Sequence[TraceSource], job: IndexJob) -> IndexReport:
     if job.store.redaction_floor < job.scanner.version:
         report.upgrade = scrub(job.store, job.scanner, job.embedder, only_outdated=True)
     report.units_indexed = len(indexed)
+    report.forgotten = job.store.forgotten_refused
     report.units_unchanged = sum(
         1
         for u in ordered
@@ -202,33 +207,35 @@ def index_unit(
         types.discard(BlockType.THINKING)
     stats = ReadStats()
     local = IndexReport()
-    pending: list[tuple[Chunk, str]] = []  # (chunk, what the embedder reads)
-    written = 0
+    writer = UnitWriter(job, report, frozenset(types), first_read=first == 0)
+    # The first read after a change compares every stored chunk of the unit; the later tier
+    # passes of the same signature only their own block types (the rest is up to date).
+    compared = None if first == 0 else types
     turns = 0
     ok = True
     recipe = job.store.embedding_input
-    prompt: str | None = None  # the user prompt that opened the current exchange
-    session: str | None = None
+    # the user prompt that opened each session's current exchange: a unit may hold several
+    # sessions (state.db, parquet), interleaved (a Claude file's inline sidechains)
+    prompts: dict[str, str | None] = {}
     try:
         for turn in source.read(unit, stats):
             turns += 1
             turn = _redacted(turn, job.scanner, local)
-            if turn.session_id != session:  # a unit may hold several sessions (state.db, parquet)
-                session, prompt = turn.session_id, None
-            prompt = turn_prompt(turn) or prompt
-            pending.extend(
-                (c, embedding_input(c.text, c.role, prompt, recipe))
-                for c in chunk_turn(turn, types=types, host=job.host)
+            prompt = prompts[turn.session_id] = turn_prompt(turn) or prompts.get(turn.session_id)
+            writer.add(
+                turn,
+                (
+                    (c, embedding_input(c.text, c.role, prompt, recipe))
+                    for c in chunk_turn(turn, types=compared, host=job.host)
+                ),
             )
-            if len(pending) >= _FLUSH:
-                written += _flush(pending, job, report)
-                pending = []
-        written += _flush(pending, job, report)
+        writer.finish()
     except (StoreLocked, IncompatibleStore, ModelUnavailable):
         raise  # not about this unit: every other unit would fail the same way
     except Exception as exc:  # the per-unit guard: one bad unit never sinks the run
         report.failures.append(UnitFailure(unit.key, f"{type(exc).__name__}: {exc}"))
         ok = False
+    written = writer.written
     if count or not ok:
         report.read.merge(stats)
         report.turns += turns
@@ -259,26 +266,6 @@ def _redacted(turn: Turn, scanner: Scanner, report: IndexReport) -> Turn:
             block = replace(block, text=text)
         blocks.append(block)
     return replace(turn, blocks=tuple(blocks)) if changed else turn
-
-
-def _flush(chunks: list[tuple[Chunk, str]], job: IndexJob, report: IndexReport) -> int:
-    if not chunks:
-        return 0
-    # One turn can repeat a chunk id only through a parser bug; keep the first.
-    unique: dict[str, tuple[Chunk, str]] = {}
-    for c, text in chunks:
-        unique.setdefault(c.id, (c, text))
-    existing = job.store.existing_ids(list(unique))
-    fresh = [(c, text) for c, text in unique.values() if c.id not in existing]
-    report.chunks_existing += len(existing)
-    if not fresh:
-        return 0
-    vectors = None
-    if job.embedder is not None and job.store.vectors_available:
-        vectors = job.embedder.embed([text for _, text in fresh])
-    written = job.store.add([c for c, _ in fresh], vectors, redaction_version=job.scanner.version)
-    report.chunks_written += written
-    return written
 
 
 def backfill_vectors(store: Store, embedder: Embedder, params: IndexParams = INDEX) -> int:

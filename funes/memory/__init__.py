@@ -7,6 +7,7 @@
     binding.py  which memory each agent is bound to on this host (bindings.json)
     publishing.py  this host's publishing to each shared memory (requests, failures, last push)
     curation.py which sessions a project memory may receive (this host's review, a text file)
+    owner.py    whose memory it is: the user's own, or a third party's (labelled in outputs)
 
 Sits between the commands and the pipelines: commands (and the CLI and MCP adapters) use it;
 it uses the store and the remote pipeline. Other packages import from this face.
@@ -23,6 +24,7 @@ from funes.memory.curation import (
     save_curation,
 )
 from funes.memory.opening import OpenMemory, open_for_read, open_for_write, open_memory
+from funes.memory.owner import foreign_owner
 from funes.memory.publishing import PublishQueue, PublishState
 from funes.memory.ref import (
     MemoryKind,
@@ -55,6 +57,7 @@ __all__ = [
     "bound_agents",
     "load_bindings",
     "load_curation",
+    "foreign_owner",
     "open_for_read",
     "open_for_write",
     "open_memory",

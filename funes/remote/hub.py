@@ -3,9 +3,9 @@
 Reads: `head()` is one request (the branch's refs); `snapshot(commit)` downloads the files
 of that commit into the standard HF cache once and then serves them from it. Writes stage a
 copy of the snapshot (immutable data and index files are symlinked, small metadata files
-copied), let the caller's `build` append there, and upload exactly the new and changed files
-in one `create_commit` whose `parent_commit` is the snapshot's commit (the Hub answers 412
-when the branch moved: HeadMoved).
+copied), let the caller's `build` append (or delete) there, and upload exactly the new and
+changed files, deleting the removed ones, in one `create_commit` whose `parent_commit` is the
+snapshot's commit (the Hub answers 412 when the branch moved: HeadMoved).
 """
 
 from __future__ import annotations
@@ -140,11 +140,16 @@ class HubRemote:
             before = stage_copy(base.root, stage)
             build(stage)
             files = changed_files(stage, before)
-            if not files:
+            gone = removed_files(stage, before)
+            if not files and not gone:
                 return base.commit
             try:
                 return hf.create_commit(
-                    self.repo_id, files, message=message, parent_commit=base.commit
+                    self.repo_id,
+                    files,
+                    message=message,
+                    parent_commit=base.commit,
+                    deletions=gone,
                 )
             except HubError as exc:
                 raise _mapped(exc, self.label, writing=True) from exc
@@ -196,3 +201,9 @@ def changed_files(stage: Path, before: dict[str, str]) -> dict[str, Path]:
             if before.get(rel) != _sha256(path):
                 out[rel] = path
     return out
+
+
+def removed_files(stage: Path, before: dict[str, str]) -> list[str]:
+    """The paths of `before` that `build` removed from `stage` (a forget's compaction and
+    cleanup drop the files that held the deleted rows)."""
+    return sorted(rel for rel in before if not os.path.lexists(stage / rel))

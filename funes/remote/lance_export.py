@@ -344,5 +344,53 @@ def iter_rows(
             yield RowBatch(cols, flat.reshape(len(batch), -1), frag.fragment_id)
 
 
-def fragment_ids(dataset: Path, *, version: int | None = None) -> list[int]:
-    return [f.fragment_id for f in open_dataset(dataset, version=version).get_fragments()]
+def _in_list(column: str, values: list[str]) -> str:
+    """A Lance (DataFusion SQL) `column IN (…)` filter; quotes in values are doubled."""
+    quoted = ", ".join("'" + v.replace("'", "''") + "'" for v in values)
+    return f"{column} IN ({quoted})"
+
+
+def ids_of_sessions(
+    dataset: Path, session_ids: list[str], *, version: int | None = None, batch: int = 200
+) -> list[str]:
+    """The chunk ids of the dataset's rows of `session_ids`."""
+    ds = open_dataset(dataset, version=version)
+    found: list[str] = []
+    for start in range(0, len(session_ids), batch):
+        part = session_ids[start : start + batch]
+        table = ds.to_table(columns=["id"], filter=_in_list("session_id", part))
+        found.extend(str(v) for v in table.column(0).to_pylist())
+    return found
+
+
+def delete_sessions(dataset: Path, session_ids: list[str], *, batch: int = 200) -> int:
+    """Delete every row of `session_ids` so that no file of the dataset holds them any more.
+
+    Deletes (a new version), compacts with deletions materialized (the fragments that held
+    them are rewritten without them; indexes are remapped), then removes every older version
+    and the files only they used. Returns rows deleted. Older versions of the dataset cannot
+    be read afterwards: that is the point.
+    """
+    import datetime as dt
+
+    import lance
+
+    ds = lance.dataset(str(dataset))
+    before = ds.count_rows()
+    for start in range(0, len(session_ids), batch):
+        ds.delete(_in_list("session_id", session_ids[start : start + batch]))
+    ds = lance.dataset(str(dataset))
+    deleted = before - ds.count_rows()
+    if deleted:
+        ds.optimize.compact_files(materialize_deletions=True, materialize_deletions_threshold=0.0)
+        ds = lance.dataset(str(dataset))
+        ds.cleanup_old_versions(older_than=dt.timedelta(0), delete_unverified=True)
+    return deleted
+
+
+def fragment_rows(dataset: Path, *, version: int | None = None) -> dict[int, int]:
+    """fragment id → live rows (after deletions) of each fragment."""
+    return {
+        f.fragment_id: f.count_rows()
+        for f in open_dataset(dataset, version=version).get_fragments()
+    }

@@ -4,8 +4,9 @@ turns not published to it yet).
 `MemoryUnion([(label, store), …])` offers what `recall` and `get_turns` ask of a memory
 (`Searchable`). A later member hides every chunk an earlier one holds (same chunk id: this
 host's published turns are shown once, from the shared memory), so no passage appears twice.
-Rowids are made unique across members (`rowid × members + index`); every fetched chunk
-remembers its member, so `label_of(chunk)` says which memory a hit came from and its
+Rowids are made unique across members (`rowid × members + index`), and every chunk the union
+hands out carries its union rowid (the evidence stage keys cosines and BM25 scores by it);
+every fetched chunk remembers its member, so `label_of(chunk)` says which memory a hit came from and its
 neighbours come from the same memory.
 
 The candidate legs are merged the way reciprocal rank fusion treats separate legs: BM25 by
@@ -17,6 +18,7 @@ distance (the same model's distances are). A later member is searched deeper
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from funes.store import NO_FILTERS, Filters, Store, StoredChunk
@@ -95,9 +97,44 @@ class MemoryUnion:
         out: dict[int, StoredChunk] = {}
         for i, local in self._split(rowids).items():
             for rowid, chunk in self.stores[i].fetch(list(local)).items():
-                self._owner[chunk.id] = i
-                out[local[rowid]] = chunk
+                out[local[rowid]] = self._adopt(chunk, i)
         return out
+
+    def turn_chunks(self, turns: Sequence[tuple[str, int]]) -> list[StoredChunk]:
+        """Every chunk of the (session_id, seq) turns from every member, each chunk id once
+        (from the earliest member holding it), in session then position order."""
+        seen: dict[str, StoredChunk] = {}
+        for i, store in enumerate(self.stores):
+            for chunk in store.turn_chunks(turns):
+                if chunk.id not in seen:
+                    seen[chunk.id] = self._adopt(chunk, i)
+        return sorted(seen.values(), key=lambda c: (c.session_id, c.seq, c.block_idx, c.split_idx))
+
+    def session_outline(self, session_id: str, low: int, high: int) -> list[tuple[int, bool]]:
+        """(seq, holds a user prompt) over every member (a partly published session reads
+        whole)."""
+        prompts: dict[int, bool] = {}
+        for store in self.stores:
+            for seq, prompt in store.session_outline(session_id, low, high):
+                prompts[seq] = prompts.get(seq, False) or prompt
+        return sorted(prompts.items())
+
+    def document_frequencies(self, terms: Sequence[str]) -> tuple[int, list[int]]:
+        """Chunks and per-term document frequencies summed over the members (a chunk both
+        hold counts twice: IDF weights only)."""
+        total, dfs = 0, [0] * len(terms)
+        for store in self.stores:
+            n, counts = store.document_frequencies(terms)
+            total += n
+            dfs = [a + b for a, b in zip(dfs, counts, strict=True)]
+        return total, dfs
+
+    def size_hint(self) -> int:
+        return sum(s.size_hint() for s in self.stores)
+
+    def cosine(self, distance: float) -> float:
+        """As the first member measures it (every member holds the same model's vectors)."""
+        return self.stores[0].cosine(distance)
 
     def block_keys(self, rowids: Sequence[int]) -> dict[int, tuple[str, str, int]]:
         out: dict[int, tuple[str, str, int]] = {}
@@ -110,12 +147,14 @@ class MemoryUnion:
         """Neighbours from the memory the chunk came from."""
         return self.stores[self._owner.get(chunk.id, 0)].neighbors(chunk, n)
 
-    def turns_around(self, session_id: str, turn_id: str, window: int) -> list[StoredChunk]:
+    def turns_around(
+        self, session_id: str, turn_id: str, window: int, *, filters: Filters = NO_FILTERS
+    ) -> list[StoredChunk]:
         """The turn and its neighbours from every member that holds the turn (a session that
         is partly published reads whole), each chunk once, in session order."""
         seen: dict[str, StoredChunk] = {}
         for store in self.stores:
-            for chunk in store.turns_around(session_id, turn_id, window):
+            for chunk in store.turns_around(session_id, turn_id, window, filters=filters):
                 seen.setdefault(chunk.id, chunk)
         return sorted(seen.values(), key=lambda c: (c.seq, c.block_idx, c.split_idx))
 
@@ -126,6 +165,11 @@ class MemoryUnion:
         return self.labels[self._owner.get(chunk.id, 0)]
 
     # -- internals ------------------------------------------------------------------------
+
+    def _adopt(self, chunk: StoredChunk, i: int) -> StoredChunk:
+        """`chunk` of member i as the union hands it out: its union rowid, its member noted."""
+        self._owner[chunk.id] = i
+        return replace(chunk, rowid=self._encode(chunk.rowid, i))
 
     def _depth(self, i: int, k: int) -> int:
         return k if i == 0 else k * HIDDEN_DEPTH

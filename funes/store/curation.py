@@ -13,7 +13,7 @@ from funes.store.store import Store
 
 
 @dataclass(frozen=True, slots=True)
-class SessionSummary:
+class ReviewSummary:
     """One session of a memory, as a review shows it."""
 
     session_id: str
@@ -24,7 +24,7 @@ class SessionSummary:
     chunks: int
 
 
-def session_summaries(store: Store) -> list[SessionSummary]:
+def session_summaries(store: Store) -> list[ReviewSummary]:
     """Every session of the memory, newest first (one query; nothing loaded but the rows)."""
     rows = store.raw.execute(
         """select s.session_id,
@@ -39,7 +39,7 @@ def session_summaries(store: Store) -> list[SessionSummary]:
            order by min(c.ts) desc, s.session_id"""
     ).fetchall()
     return [
-        SessionSummary(str(sid), str(harness or ""), cwd, str(started or ""), int(t), int(n))
+        ReviewSummary(str(sid), str(harness or ""), cwd, str(started or ""), int(t), int(n))
         for sid, harness, cwd, started, t, n in rows
     ]
 

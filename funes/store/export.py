@@ -268,3 +268,50 @@ def seal(path: Path) -> None:
         conn.raw.execute("pragma journal_mode = delete")
     finally:
         conn.close()
+
+
+def receipt_holds(receipt: Path, ids: Sequence[str]) -> int:
+    """How many of chunk `ids` the receipt at `receipt` records as on its remote."""
+    conn = connect_receipt(receipt, "ro")
+    try:
+        found = 0
+        for start in range(0, len(ids), 500):
+            part = list(ids[start : start + 500])
+            marks = ",".join("?" * len(part))
+            found += int(
+                conn.execute(f"select count(*) from ids where id in ({marks})", part).fetchone()[0]
+            )
+        return found
+    finally:
+        conn.close()
+
+
+def receipt_forget(receipt: Path, ids: Sequence[str]) -> None:
+    """Drop chunk `ids` from the receipt (its remote no longer holds them)."""
+    conn = connect_receipt(receipt, "rw")
+    try:
+        for start in range(0, len(ids), 500):
+            part = list(ids[start : start + 500])
+            marks = ",".join("?" * len(part))
+            conn.execute(f"delete from ids where id in ({marks})", part)
+        conn.commit()
+    finally:
+        conn.close()
+
+
+def receipt_remote(receipt: Path) -> str | None:
+    """The label of the remote a receipt is about (None when it cannot be read)."""
+    try:
+        conn = connect_receipt(receipt, "ro")
+        try:
+            row = conn.execute("select value from meta where key = 'remote'").fetchone()
+        finally:
+            conn.close()
+    except sqlite_module().Error:  # damaged: the next push to its remote rewrites it
+        return None
+    return None if row is None else str(row[0])
+
+
+def connect_receipt(receipt: Path, mode: str) -> Any:
+    """A plain connection to a receipt file (`mode`: ro or rw)."""
+    return sqlite_module().connect(_uri(receipt, mode), uri=True)

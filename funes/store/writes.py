@@ -30,7 +30,7 @@ def insert_chunk(raw: Any, keys: Keys, chunk: Chunk, *, redaction_version: int) 
     c = chunk
     origin = (
         c.harness.value, c.workdir, c.cwd, c.git_branch, c.host, c.source_path,
-        c.parent_session_id,
+        c.parent_session_id, c.model,
     )  # fmt: skip
     cur = raw.execute(
         """insert or ignore into chunks (id, text, session, turn_id, parent_id, seq, ts,
@@ -40,7 +40,7 @@ def insert_chunk(raw: Any, keys: Keys, chunk: Chunk, *, redaction_version: int) 
         (
             c.id,
             c.text,
-            keys.session(c.session_id),
+            keys.session(c.session_id, c.session_label),
             c.turn_id,
             c.parent_id,
             c.seq,

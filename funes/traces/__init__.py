@@ -10,17 +10,21 @@ from __future__ import annotations
 from funes.traces.agents import AGENTS, Agent, AgentHomes, installable
 from funes.traces.checkout import checkout_identities, repo_identity
 from funes.traces.discover import discover, sources_for_path
+from funes.traces.hermes import names_session
+from funes.traces.labels import MAX_LABEL, short_id
 from funes.traces.model import (
     Block,
     BlockType,
     Harness,
     Role,
+    ToolStatus,
     Turn,
     clean_text,
     iso_utc,
     normalize_ts,
     parse_ts,
     printable,
+    quote_passage,
     strip_terminal_controls,
     workdir_facet,
 )
@@ -29,6 +33,7 @@ from funes.traces.source import ReadStats, TraceSource, Unit
 
 __all__ = [
     "AGENTS",
+    "MAX_LABEL",
     "Agent",
     "AgentHomes",
     "Block",
@@ -37,6 +42,7 @@ __all__ = [
     "ParquetSource",
     "ReadStats",
     "Role",
+    "ToolStatus",
     "TraceSource",
     "Turn",
     "Unit",
@@ -45,10 +51,13 @@ __all__ = [
     "discover",
     "installable",
     "iso_utc",
+    "names_session",
     "normalize_ts",
     "parse_ts",
     "printable",
+    "quote_passage",
     "repo_identity",
+    "short_id",
     "sources_for_path",
     "strip_terminal_controls",
     "workdir_facet",

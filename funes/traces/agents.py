@@ -21,13 +21,14 @@ from pathlib import Path
 from typing import Any
 
 from funes.paths import environment, user_home
-from funes.traces.claude_code import ClaudeCodeSource, read_claude_file
+from funes.traces.claude_code import ClaudeCodeSource, claude_unit, read_claude_file
 from funes.traces.codex import CodexSource, read_codex_file
 from funes.traces.hermes import HermesSource
+from funes.traces.hermes_jsonl import is_hermes_jsonl_header, read_hermes_jsonl
 from funes.traces.model import Harness, Turn
 from funes.traces.parquet import ParquetSource
 from funes.traces.pi import PiSource, is_pi_header, read_pi_file
-from funes.traces.source import ReadStats, TraceSource
+from funes.traces.source import ReadStats, TraceSource, Unit
 
 FileReader = Callable[[Path, ReadStats], Iterator[Turn]]
 
@@ -42,6 +43,7 @@ class Agent:
     source: Callable[[Path], TraceSource]  # the source over the agent's home
     sniff: Callable[[Mapping[str, Any]], bool]  # does this first JSONL record belong to it?
     read_file: FileReader | None = None  # parse one JSONL file of it (None: not file-based)
+    file_unit: Callable[[Path], Unit | None] | None = None  # its Unit of one file (None: plain)
     home_var: str | None = None  # the agent's own override of its home (None: no home)
     home_default: tuple[str, ...] = ()  # its home under the user's HOME
     session_dirs: tuple[str, ...] = ()  # under its home, where it writes sessions ("": the home)
@@ -86,6 +88,7 @@ AGENTS: dict[Harness, Agent] = {
             source=ClaudeCodeSource,
             sniff=_any_record,
             read_file=read_claude_file,
+            file_unit=claude_unit,  # also signs the spilled tool results and .meta.json
             home_var="CLAUDE_CONFIG_DIR",
             home_default=(".claude",),
             session_dirs=("projects",),
@@ -131,7 +134,8 @@ AGENTS: dict[Harness, Agent] = {
             name="hermes",
             label="Hermes",
             source=HermesSource,
-            sniff=_never,
+            sniff=is_hermes_jsonl_header,  # a sessions/*.jsonl given as a path
+            read_file=read_hermes_jsonl,  # (the sweep reads state.db)
             home_var="HERMES_HOME",
             home_default=(".hermes",),
             session_dirs=("",),

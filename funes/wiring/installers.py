@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import sys
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -21,6 +22,7 @@ from funes.memory import MemoryKind, MemoryRef, Runtime, parse_memory
 from funes.paths import PRIVATE_FILE, bundled, ensure_private_dir
 from funes.settings import DEFAULT_RERANKER
 from funes.traces import AGENTS, Harness, installable
+from funes.wiring import launcher
 
 PACKAGE = "_funes_installers"
 
@@ -34,6 +36,7 @@ class AgentChanges:
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     hook_installed: bool = False  # the hook script copy was (re)written
+    created: list[str] = field(default_factory=list)  # of `changed`, files that did not exist
 
 
 @dataclass(slots=True)
@@ -93,7 +96,8 @@ def context(rt: Runtime, harness: Harness, memory: str | MemoryRef | None = None
     return make_context(
         agent_home=rt.homes.of(harness),
         user_home=rt.homes.home,
-        python=sys.executable,
+        python=launcher.command_python(rt),
+        running=sys.executable,
         hook=rt.paths.installed_hook,
         spool=rt.paths.spool,
         backups=rt.paths.backups,
@@ -116,6 +120,8 @@ def settings_env(rt: Runtime) -> dict[str, str]:
         env["FUNES_EMBEDDER"] = rt.models.embedder
     if rt.models.reranker != DEFAULT_RERANKER:
         env["FUNES_RERANKER"] = rt.models.reranker
+    if rt.models.model_path:
+        env["FUNES_MODEL_PATH"] = os.pathsep.join(rt.models.model_path)
     env.update(rt.paths.hub_env)
     return env
 
