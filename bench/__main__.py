@@ -26,6 +26,16 @@ def main(argv: list[str] | None = None) -> int:
         help="dev set directory (default: $FUNES_DEVSET or ../shared/bench/devset)",
     )
     parser.add_argument(
+        "--quality-only",
+        action="store_true",
+        help="recall quality and honest misses only (dev set and LoCoMo), no speed or size",
+    )
+    parser.add_argument(
+        "--locomo",
+        default=None,
+        help="LoCoMo dev-half directory (default: $FUNES_LOCOMO or ../shared/bench/locomo-dev)",
+    )
+    parser.add_argument(
         "--out", default=str(REPO / "bench" / "results" / "latest.json"), help="JSON output file"
     )
     args = parser.parse_args(argv)
@@ -33,6 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     # the int8 graph built from the offline model, kept with the bench's other caches
     os.environ.setdefault("FUNES_MODEL_CACHE", str(REPO / "bench" / "cache" / "models"))
     from bench.devset import resolve_devset
+    from bench.locomo import resolve_locomo
     from bench.run import run_all
 
     devset = resolve_devset(args.devset)
@@ -41,7 +52,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="funes-bench-") as tmp:
-        results = run_all(devset, Path(tmp), quick=args.quick, repo=REPO)
+        results = run_all(
+            devset,
+            Path(tmp),
+            quick=args.quick,
+            repo=REPO,
+            locomo=resolve_locomo(args.locomo),
+            quality_only=args.quality_only,
+        )
     results["elapsed_s"] = round(time.perf_counter() - started, 1)
     from bench.report import print_table
 

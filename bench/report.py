@@ -7,10 +7,13 @@ from typing import Any
 PIPELINE_LABELS = {
     "bm25": "BM25 only",
     "vector": "vector only",
-    "hybrid_rrf": "hybrid RRF",
-    "hybrid_rerank": "hybrid + cross-encoder rerank",
-    "default": "default (hybrid + rerank + recency)",
+    "hybrid_rrf": "hybrid RRF (fused order)",
+    "before": "before: hybrid RRF + recency (default ≤ 4190960)",
+    "lexical_evidence": "default without vectors (BM25 leg, evidence)",
+    "hybrid_rerank": "default + cross-encoder rerank",
+    "default": "default (hybrid, evidence)",
 }
+SHOWN = ("bm25", "vector", "hybrid_rrf", "before", "lexical_evidence", "default")
 
 
 def _pct(x: float) -> str:
@@ -21,58 +24,63 @@ def _ok(flag: bool | None) -> str:
     return "" if flag is None else ("[green]met[/]" if flag else "[red]missed[/]")
 
 
+def push_rows(p: dict[str, Any] | None) -> list[tuple[str, str, str, str, str]]:
+    """Push peak RSS per memory size, its growth, and the 1M-chunk extrapolation."""
+    if not p:
+        return []
+    out = [("[b]Push peak RSS[/] (synthetic memory, child process)", "", "", "", "")]
+    for size, e in p["sizes"].items():
+        out.append(
+            (
+                f"  {int(size) // 1000}k chunks",
+                f"{e['peak_rss_mb']:.0f} MB",
+                f"floor {p['floor_mb']:.0f} MB (imports + outbox); push {e['seconds']:.0f} s",
+                "",
+                "",
+            )
+        )
+    if "extrapolated_1m_mb" in p:
+        out.append(
+            (
+                "  growth; peak at 1M chunks (linear extrapolation)",
+                f"{p['extrapolated_1m_mb']:.0f} MB",
+                f"{p['kb_per_chunk']:.2f} KB per chunk between the two sizes",
+                f"≤ {p['target_mb']:.0f} MB",
+                _ok(p["met"]),
+            )
+        )
+    return out
+
+
 def rows(r: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:
     """(section/figure, value, baseline or context, target, status) rows, in print order."""
     out: list[tuple[str, str, str, str, str]] = []
     q = r["quality"]
-    out.append(
-        (
-            "[b]Recall quality[/] (dev set, 109 answerable)",
-            "turn h@1 / h@5 / MRR",
-            "session h@1 / h@5 / MRR",
-            "",
-            "",
-        )
-    )
-    for name, label in PIPELINE_LABELS.items():
-        e = q.get(name, {})
-        if not e.get("available"):
-            note = e.get("note", "")
-            out.append(
-                (f"  {label}", "n/a", note.split("): ")[0] + ")" if "): " in note else note, "", "")
+    out.extend(quality_rows(q, "dev set, 109 answerable"))
+    loc = r.get("locomo", {})
+    if "skipped" in loc:
+        out.append(("[b]Recall quality[/] (LoCoMo)", "skipped", loc["skipped"], "", ""))
+    elif loc:
+        n = sum(loc.get("memories", {}).values())
+        out.extend(
+            quality_rows(
+                loc, f"LoCoMo dev half, {len(loc.get('memories', {}))} memories, {n} questions"
             )
-            continue
-        o = e["overall"]
-        if name == "default" and e.get("note"):
-            label = "default (hybrid + recency; no reranker offline)"
+        )
+    out.extend(target_rows(q, loc))
+    out.extend(miss_rows(r.get("misses")))
+    if "index" not in r:  # --quality-only
+        m = r["machine"]
         out.append(
             (
-                f"  {label}",
-                f"{_pct(o['turn_hit@1'])} / {_pct(o['turn_hit@5'])} / {_pct(o['turn_mrr'])}",
-                f"{_pct(o['session_hit@1'])} / {_pct(o['session_hit@5'])} / {_pct(o['session_mrr'])}",
-                "",
-                "",
+                "[b]Machine[/]",
+                f"{m['cpu']}, {m['cores_usable']} cores",
+                f"py {m['python']}, load {m['load_avg_1m_at_start']}",
+                r["mode"],
+                m["git_commit"][:12],
             )
         )
-    if q.get("default", {}).get("available") and q.get("bm25", {}).get("available"):
-        gain = q["default"]["overall"]["turn_hit@5"] - q["bm25"]["overall"]["turn_hit@5"]
-        out.append(
-            (
-                "  default − BM25, turn hit@5",
-                f"{100 * gain:+.1f} pts",
-                "",
-                "≥ +10 pts",
-                _ok(gain >= 0.10 - 1e-9),
-            )
-        )
-    shown = [
-        n for n in ("bm25", "vector", "hybrid_rrf", "default") if q.get(n, {}).get("available")
-    ]
-    cats = list(q[shown[0]]["per_category"]) if shown else []
-    out.append(("  turn hit@5 by category", " / ".join(shown), "n", "", ""))
-    for c in cats:
-        vals = " / ".join(_pct(q[n]["per_category"][c]["turn_hit@5"]) for n in shown)
-        out.append((f"    {c}", vals, str(q[shown[0]]["per_category"][c]["n"]), "", ""))
+        return out
     p = r["no_answer_probe"]
     na = q.get("default", {}).get("no_answer_questions_with_hits", "?")
     out.append(
@@ -259,6 +267,7 @@ def rows(r: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:
                 _ok(loss <= 0.01 + 1e-9),
             )
         )
+    out.extend(push_rows(r.get("push_memory")))
     red = r["redaction"]
     mbps = red.get("mb_per_s")
     out.append(
@@ -280,6 +289,38 @@ def rows(r: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:
                 _ok(red["missed"] == 0 and red["false_positives"] == 0),
             )
         )
+    field = red.get("field")
+    if field and "placements" in field:
+        out.append(
+            (
+                "  field corpus: placements reaching the store",
+                f"{field['reach_store_pct']}%",
+                f"{field['reach_store']} of {field['placements']} ({field['values']} values, "
+                f"{field['kinds']} kinds)",
+                "≤ 2%",
+                _ok(field["reach_store_pct"] <= 2.0),
+            )
+        )
+        out.append(
+            (
+                "  field corpus: placements reaching a push",
+                str(field["reach_push"]),
+                f"gate held back {field['push_held_back_chunks']} chunks",
+                "0",
+                _ok(field["reach_push"] == 0),
+            )
+        )
+        out.append(
+            (
+                "  non-secrets redacted (all / code and data)",
+                f"{field['non_secret_redacted_pct']}% / {field['code_data_redacted_pct']}%",
+                f"{field['non_secret_redacted']} of {field['non_secret']}, "
+                f"{field['code_data_redacted']} of {field['code_data']}; gate holds back "
+                f"{field['gate_held_back_non_secret']}",
+                "≤ 5% / ≤ 1%",
+                _ok(field["non_secret_redacted_pct"] <= 5 and field["code_data_redacted_pct"] <= 1),
+            )
+        )
     m = r["machine"]
     out.append(
         (
@@ -291,6 +332,152 @@ def rows(r: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:
         )
     )
     return out
+
+
+def quality_rows(q: dict[str, Any], title: str) -> list[tuple[str, str, str, str, str]]:
+    """Per pipeline turn and session hit@1 / hit@5 / MRR, then turn hit@1 / hit@5 per category."""
+    out = [
+        (
+            f"[b]Recall quality[/] ({title})",
+            "turn h@1 / h@5 / MRR",
+            "session h@1 / h@5 / MRR",
+            "",
+            "",
+        )
+    ]
+    for name, label in PIPELINE_LABELS.items():
+        e = q.get(name, {})
+        if not e.get("available"):
+            note = e.get("note", "")
+            out.append(
+                (f"  {label}", "n/a", note.split("): ")[0] + ")" if "): " in note else note, "", "")
+            )
+            continue
+        o = e["overall"]
+        if name == "default" and e.get("note"):
+            label = "default (hybrid, evidence; no reranker offline)"
+        out.append(
+            (
+                f"  {label}",
+                f"{_pct(o['turn_hit@1'])} / {_pct(o['turn_hit@5'])} / {_pct(o['turn_mrr'])}",
+                f"{_pct(o['session_hit@1'])} / {_pct(o['session_hit@5'])} / {_pct(o['session_mrr'])}",
+                f"{e.get('ms_per_question', '')} ms/q" if e.get("ms_per_question") else "",
+                "",
+            )
+        )
+        if e.get("apart"):
+            a = e["apart"]
+            out.append(
+                (
+                    "    adversarial (apart)",
+                    f"{_pct(a['turn_hit@1'])} / {_pct(a['turn_hit@5'])} / {_pct(a['turn_mrr'])}",
+                    f"{_pct(a['session_hit@1'])} / {_pct(a['session_hit@5'])} / {_pct(a['session_mrr'])}",
+                    f"n {a['n']}",
+                    "",
+                )
+            )
+    shown = [n for n in SHOWN if q.get(n, {}).get("available")]
+    cats = list(q[shown[0]]["per_category"]) if shown else []
+    out.append(("  turn hit@1 / hit@5 by category", " · ".join(shown), "n", "", ""))
+    for c in cats:
+        vals = " · ".join(
+            f"{_pct(q[n]['per_category'][c]['turn_hit@1'])}/{_pct(q[n]['per_category'][c]['turn_hit@5'])}"
+            for n in shown
+        )
+        out.append((f"    {c}", vals, str(q[shown[0]]["per_category"][c]["n"]), "", ""))
+    return out
+
+
+def target_rows(q: dict[str, Any], loc: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:
+    """Issue 14's targets for the default pipeline, and no offered pipeline below BM25 alone."""
+    out: list[tuple[str, str, str, str, str]] = []
+    d = q.get("default", {})
+    if d.get("available"):
+        o = d["overall"]
+        out.append(
+            (
+                "  dev set default turn hit@1 / hit@5",
+                f"{_pct(o['turn_hit@1'])} / {_pct(o['turn_hit@5'])}",
+                "",
+                "≥ 55 / ≥ 88",
+                _ok(o["turn_hit@1"] >= 0.55 - 1e-9 and o["turn_hit@5"] >= 0.88 - 1e-9),
+            )
+        )
+    ld = loc.get("default", {}) if loc else {}
+    if ld.get("available"):
+        o = ld["overall"]
+        out.append(
+            (
+                "  LoCoMo default session h@1 / h@5, turn h@1",
+                f"{_pct(o['session_hit@1'])} / {_pct(o['session_hit@5'])}, {_pct(o['turn_hit@1'])}",
+                "",
+                "≥ 75 / ≥ 92, ≥ 45",
+                _ok(
+                    o["session_hit@1"] >= 0.75 - 1e-9
+                    and o["session_hit@5"] >= 0.92 - 1e-9
+                    and o["turn_hit@1"] >= 0.45 - 1e-9
+                ),
+            )
+        )
+    for label, res in (("dev set", q), ("LoCoMo", loc or {})):
+        base = res.get("bm25", {})
+        if not base.get("available"):
+            continue
+        worst = []
+        for name in ("lexical_evidence", "hybrid_rerank", "default"):
+            e = res.get(name, {})
+            if not e.get("available"):
+                continue
+            for key in ("turn_hit@1", "turn_hit@5", "session_hit@1", "session_hit@5"):
+                worst.append((e["overall"][key] - base["overall"][key], name, key))
+        if worst:
+            gap, name, key = min(worst)
+            out.append(
+                (
+                    f"  {label}: offered pipelines − BM25 alone, worst",
+                    f"{100 * gap:+.1f} pts",
+                    f"{name} {key}",
+                    "≥ 0",
+                    _ok(gap >= -1e-9),
+                )
+            )
+    return out
+
+
+def miss_rows(m: dict[str, Any] | None) -> list[tuple[str, str, str, str, str]]:
+    """Honest misses: answerable questions kept, no-answer and probe questions reported missed."""
+    if not m:
+        return []
+    kept, missed = m["answerable_kept_all"], m["missed_all"]
+    per_set = ", ".join(f"{k} {_pct(v['share'])}" for k, v in m["answerable_kept"].items())
+    na = m["no_answer_missed"]
+    off = ", ".join(f"{k} {v['count']}/{v['n']}" for k, v in m["off_topic_missed"].items())
+    non = ", ".join(f"{k} {v['count']}/{v['n']}" for k, v in m["nonsense_missed"].items())
+    adv = m["adversarial_missed"]
+    return [
+        (f"[b]Honest misses[/] (support < {m['threshold']})", "", "", "", ""),
+        (
+            "  answerable questions that keep their hits",
+            f"{_pct(kept['share'])}% of {kept['n']}",
+            per_set,
+            "≥ 95%",
+            _ok(kept["share"] >= m["targets"]["kept"] - 1e-9),
+        ),
+        (
+            "  no-answer, off-topic, nonsense reported as misses",
+            f"{_pct(missed['share'])}% of {missed['n']}",
+            f"dev no-answer {na['count']}/{na['n']}; off-topic {off}; nonsense {non}",
+            "≥ 80%",
+            _ok(missed["share"] >= m["targets"]["missed"] - 1e-9),
+        ),
+        (
+            "  LoCoMo adversarial reported as misses (information)",
+            f"{adv['count']}/{adv['n']}",
+            "their evidence is in the conversation",
+            "",
+            "",
+        ),
+    ]
 
 
 REMOTE_LABELS = {"dir": "directory remote", "hub": "Hub stand-in (loopback)"}

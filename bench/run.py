@@ -9,11 +9,24 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from bench import bigstore, latency, quality, remote_latency, secrets, storage, throughput
+from bench import (
+    bigstore,
+    latency,
+    misses,
+    push_memory,
+    quality,
+    remote_latency,
+    secrets,
+    storage,
+    throughput,
+)
 from bench.devset import DevsetSource, load_questions
+from bench.locomo import DEFAULT_LOCOMO, build_locomo, conversations
 from bench.machine import machine_info
 from bench.metrics import percentile
 from bench.models import RecordingEmbedder, latency_proxy_reranker, load_embedder, real_reranker
+from bench.sets import BenchSet, Memory
+from bench.vector_cache import CachedEmbedder
 from funes.ingest.embed_input import stored_embedding_inputs
 from funes.redact import default_scanner
 from funes.settings import RECALL, RemoteParams
@@ -24,8 +37,21 @@ def log(message: str) -> None:
     print(f"bench: {message}", file=sys.stderr, flush=True)
 
 
-def run_all(devset: Path, tmp: Path, *, quick: bool, repo: Path) -> dict[str, Any]:
-    results: dict[str, Any] = {"mode": "quick" if quick else "full", "devset": str(devset)}
+def run_all(
+    devset: Path,
+    tmp: Path,
+    *,
+    quick: bool,
+    repo: Path,
+    locomo: Path | None = None,
+    quality_only: bool = False,
+) -> dict[str, Any]:
+    locomo = locomo if locomo is not None else DEFAULT_LOCOMO
+    results: dict[str, Any] = {
+        "mode": "quality only" if quality_only else ("quick" if quick else "full"),
+        "devset": str(devset),
+        "locomo_dir": str(locomo),
+    }
     results["machine"] = machine_info(repo)
     source = DevsetSource(devset)
     questions = load_questions(devset)
@@ -44,42 +70,68 @@ def run_all(devset: Path, tmp: Path, *, quick: bool, repo: Path) -> dict[str, An
     }
 
     # 1. index throughput; the store it builds is the quality store
-    log("index throughput (bare onnxruntime vs funes pipeline)")
-    store, tp = throughput.measure(
-        source, tmp / "devset-int8.db", embedder, scanner, rounds=1 if quick else 2
-    )
-    bare_chunks_per_s = tp.per_s(tp.bare_s)
-    results["index"] = {
-        "chunks": tp.chunks,
-        "chunks_by_priority": tp.chunks_by_priority,
-        "tokens": tp.tokens,
-        "rounds": tp.rounds,
-        "new_stage_s": {k: round(v, 2) for k, v in tp.new.stages.items()},
-        "old_stage_s": {k: round(v, 2) for k, v in tp.old.stages.items()},
-        "new_searchable_chunks_per_s": round(tp.per_s(tp.new.searchable_s), 2),
-        "new_every_vector_chunks_per_s": round(tp.per_s(tp.new.total_s), 2),
-        "old_chunks_per_s": round(tp.per_s(tp.old.total_s), 2),
-        "speedup_searchable": round(tp.old.total_s / tp.new.searchable_s, 2),
-        "speedup_every_vector": round(tp.old.total_s / tp.new.total_s, 2),
-        "target_speedup": 5.0,
-        # the new recipe's model alone on the same inputs, and what the pipeline adds to it
-        "bare_chunks_per_s": round(bare_chunks_per_s, 2),
-        "ratio": round(tp.per_s(tp.new.total_s) / bare_chunks_per_s, 3),
-        "target_ratio": 0.85,
-        "history_300k": tp.extrapolate(),
-        "peak_rss_mb": round(tp.peak_rss_mb, 1),
-        "failures": len(tp.report.failures),
-        "redactions": tp.report.redactions,
-    }
+    if quality_only:  # the quality store alone, no throughput measurement
+        log("indexing the dev set")
+        store, _, _ = throughput.index_devset(source, tmp / "devset-int8.db", embedder, scanner)
+    else:
+        log("index throughput (bare onnxruntime vs funes pipeline)")
+        store, tp = throughput.measure(
+            source, tmp / "devset-int8.db", embedder, scanner, rounds=1 if quick else 2
+        )
+        bare_chunks_per_s = tp.per_s(tp.bare_s)
+        results["index"] = {
+            "chunks": tp.chunks,
+            "chunks_by_priority": tp.chunks_by_priority,
+            "tokens": tp.tokens,
+            "rounds": tp.rounds,
+            "new_stage_s": {k: round(v, 2) for k, v in tp.new.stages.items()},
+            "old_stage_s": {k: round(v, 2) for k, v in tp.old.stages.items()},
+            "new_searchable_chunks_per_s": round(tp.per_s(tp.new.searchable_s), 2),
+            "new_every_vector_chunks_per_s": round(tp.per_s(tp.new.total_s), 2),
+            "old_chunks_per_s": round(tp.per_s(tp.old.total_s), 2),
+            "speedup_searchable": round(tp.old.total_s / tp.new.searchable_s, 2),
+            "speedup_every_vector": round(tp.old.total_s / tp.new.total_s, 2),
+            "target_speedup": 5.0,
+            # the new recipe's model alone on the same inputs, and what the pipeline adds to it
+            "bare_chunks_per_s": round(bare_chunks_per_s, 2),
+            "ratio": round(tp.per_s(tp.new.total_s) / bare_chunks_per_s, 3),
+            "target_ratio": 0.85,
+            "history_300k": tp.extrapolate(),
+            "peak_rss_mb": round(tp.peak_rss_mb, 1),
+            "failures": len(tp.report.failures),
+            "redactions": tp.report.redactions,
+        }
 
-    # 2. recall quality, every pipeline on the same store
+    # 2. recall quality, every pipeline on the same store; then LoCoMo, one memory per
+    # conversation (vectors cached on disk by content: bench/vector_cache.py); honest misses
     log("recall quality on the dev set")
-    results["quality"] = _quality(store, questions, embedder, reranker, reranker_note, now)
+    dev_set = BenchSet("devset", [Memory("devset", store, questions, now)])
+    results["quality"], dev_runs = _quality(dev_set, embedder, reranker, reranker_note)
+    sets = [(dev_set, dev_runs["default"])]
+    if conversations(locomo):
+        log(f"recall quality on LoCoMo ({locomo})")
+        cached = CachedEmbedder(
+            lambda: embedder.inner, model_id=embedder.model_id, dim=embedder.dim
+        )
+        locomo_set = build_locomo(locomo, tmp, cached, scanner)
+        results["locomo"], locomo_runs = _quality(locomo_set, cached, reranker, reranker_note)
+        results["locomo"]["memories"] = {m.name: len(m.questions) for m in locomo_set.memories}
+        results["locomo"]["vector_cache"] = {"hits": cached.hits, "misses": cached.misses}
+        sets.append((locomo_set, locomo_runs["default"]))
+    else:
+        results["locomo"] = {"skipped": f"no LoCoMo conversations under {locomo}"}
+    log("honest misses (no-answer questions, off-topic and nonsense probes)")
+    results["misses"] = misses.measure(sets, embedder=embedder).as_dict()
+    if conversations(locomo):
+        locomo_set.close()
     # the recorded vectors are keyed by what the embedder read (text with its prompt context)
     inputs = stored_embedding_inputs(store, [(c.rowid, c.text) for c in _all_chunks(store)])
     vectors = [embedder.vectors[text] for text in inputs]
     probe = quality.no_answer_probe(questions, embedder, vectors)
     results["no_answer_probe"] = asdict(probe)
+    if quality_only:
+        store.close()
+        return results
 
     # 3. storage: int8 (default) vs float32 vectors, same chunks and vectors
     log("storage footprint, float32 vs int8")
@@ -89,13 +141,11 @@ def run_all(devset: Path, tmp: Path, *, quick: bool, repo: Path) -> dict[str, An
     )
     embedder.offline = False
     fp_int8, fp_float = storage.footprint(store), storage.footprint(float_store)
-    float_quality = _quality(
-        float_store,
-        questions,
+    float_quality, _ = _quality(
+        BenchSet("devset-float32", [Memory("devset", float_store, questions, now)]),
         embedder,
         None,
         reranker_note,
-        now,
         names=("vector", "hybrid_rrf", "default"),
     )
     results["storage"] = {
@@ -205,6 +255,8 @@ def run_all(devset: Path, tmp: Path, *, quick: bool, repo: Path) -> dict[str, An
     # 7. secrets
     log("redaction")
     red = secrets.measure()
+    log("secrets: field corpus through index and push")
+    red["field"] = secrets.field_quality(tmp / "secrets-field")
     block_texts = [b.text for t in source.turns() for b in t.blocks]
     red_s = secrets.redaction_seconds(block_texts)
     red["devset_redaction_s"] = round(red_s, 3)
@@ -212,6 +264,12 @@ def run_all(devset: Path, tmp: Path, *, quick: bool, repo: Path) -> dict[str, An
     red["index_with_vs_without_redaction"] = round(pipe_s / max(pipe_s - red_s, 1e-9), 3)
     results["redaction"] = red
     store.close()
+
+    # 8. push peak RSS against the memory's size (synthetic memories, a child process each)
+    log("push peak RSS (synthetic memories)")
+    results["push_memory"] = push_memory.measure(
+        tmp / "push-memory", sizes=push_memory.QUICK_SIZES if quick else push_memory.FULL_SIZES
+    )
     return results
 
 
@@ -237,37 +295,39 @@ def _all_chunks(store: Store) -> list[Any]:
 
 
 def _quality(
-    store: Store,
-    questions: list[Any],
+    bench_set: BenchSet,
     embedder: Any,
     reranker: Any,
     reranker_note: str,
-    now: Any,
     names: tuple[str, ...] | None = None,
-) -> dict[str, Any]:
+) -> tuple[dict[str, Any], dict[str, quality.PipelineResult]]:
     out: dict[str, Any] = {}
+    runs: dict[str, quality.PipelineResult] = {}
     for pipeline in quality.pipelines():
         if names is not None and pipeline.name not in names:
             continue
         t0 = time.perf_counter()
         res = quality.evaluate(
-            store,
-            questions,
+            bench_set,
             pipeline,
             embedder=embedder,
             reranker=reranker,
-            now=now,
             reranker_note=reranker_note,
         )
         if not res.available or res.breakdown is None:
             out[pipeline.name] = {"available": False, "note": res.note}
             continue
+        runs[pipeline.name] = res
         out[pipeline.name] = {
             "available": True,
             "note": res.note,
             "overall": res.breakdown.overall.as_dict(),
             "per_category": {c: s.as_dict() for c, s in res.breakdown.per_category.items()},
+            "apart": None if res.apart is None else res.apart.overall.as_dict(),
             "no_answer_questions_with_hits": f"{res.no_answer_with_hits}/{res.no_answer_total}",
             "eval_s": round(time.perf_counter() - t0, 1),
+            "ms_per_question": round(
+                1000 * (time.perf_counter() - t0) / max(bench_set.questions, 1), 1
+            ),
         }
-    return out
+    return out, runs

@@ -78,3 +78,115 @@ def redaction_seconds(texts: list[str]) -> float:
     for t in texts:
         redact(t, scanner)
     return time.perf_counter() - t0
+
+
+def field_quality(work_dir: Path) -> dict[str, Any]:
+    """Issue-17 figures on the labelled field corpus (tests/secrets/field_corpus.py).
+
+    * `reach_store`: placements whose value is still in the SQLite memory (its bytes, WAL
+      included) after the real `funes.ingest.index` of Claude Code sessions, one memory per
+      context (so a value found in a memory is that placement's);
+    * `reach_push`: placements whose value is in the rows a real `funes push` wrote to a
+      directory remote (read back from the Lance dataset);
+    * `non_secret_redacted` / `code_data_redacted`: candidates the index-time scanner changes;
+      `gate_held_back_non_secret`: candidates the publish gate would hold back.
+    The push needs vectors: a bag-of-words embedder stands in (vectors do not matter to the
+    gate; `index_with_vs_without_redaction` measures the scanner against the real model).
+    """
+    if not SECRET_TESTS.is_dir():
+        return {"corpus": "tests/secrets not found"}
+    sys.path.insert(0, str(SECRET_TESTS))
+    sys.path.insert(0, str(SECRET_TESTS.parent))
+    from fakes import BagOfWordsEmbedder  # type: ignore[import-not-found]
+    from field_corpus import (  # type: ignore[import-not-found]
+        CONTEXTS,
+        non_secrets,
+        placements,
+        realistic_code,
+        write_sessions,
+    )
+
+    from funes.ingest import IndexJob, index
+    from funes.redact import gate_scanner
+    from funes.remote import lance_export
+    from funes.remote.directory import DirRemote
+    from funes.remote.push import PushOptions, push
+    from funes.store import Store
+    from funes.traces import sources_for_path
+
+    ps = placements()
+    scanner = default_scanner()
+    reach_store: dict[str, int] = {}
+    reach_push: dict[str, int] = {}
+    held = 0
+    t0 = time.perf_counter()
+    for ctx in CONTEXTS:
+        mine = [p for p in ps if p.context == ctx]
+        root = work_dir / ctx
+        paths = write_sessions(root / "home", [list(p.blocks) for p in mine])
+        db = root / "memory.db"
+        with Store.open(db) as store:
+            job = IndexJob(
+                store=store, embedder=BagOfWordsEmbedder(), scanner=scanner, all_tiers_at_once=True
+            )
+            for path in paths:
+                index(sources_for_path(path), job)
+        raw = b"".join(p.read_bytes() for p in (db, Path(f"{db}-wal")) if p.exists())
+        remote = DirRemote(root / "remote")
+        report = push(
+            db,
+            remote,
+            scanner=gate_scanner(),
+            receipts=root / "receipts",
+            options=PushOptions(create=True, assume_yes=True),
+        )
+        held += report.held_back
+        pushed = "\n".join(
+            t
+            for batch in lance_export.iter_rows(root / "remote" / lance_export.TABLE)
+            for t in batch.columns["text"]
+        )
+        reach_store[ctx] = sum(
+            1 for p in mine if _leaked(p.secret.value, raw.decode("utf-8", "replace"))
+        )
+        reach_push[ctx] = sum(1 for p in mine if _leaked(p.secret.value, pushed))
+    gate = gate_scanner()
+    groups: dict[str, list[int]] = {}
+    gate_held = 0
+    candidates = non_secrets() + realistic_code()
+    for c in candidates:
+        changed = bool(scanner.scan(c.text))
+        kind = "code_data" if c.group in ("code", "data") else "non_secret"
+        groups.setdefault(kind, [0, 0])
+        groups[kind][0] += changed
+        groups[kind][1] += 1
+        if kind == "non_secret":
+            gate_held += bool(gate.scan(redact(c.text, scanner)[0]))
+    n = len(ps)
+    return {
+        "placements": n,
+        "values": len({p.secret.value for p in ps}),
+        "kinds": len({p.secret.kind for p in ps}),
+        "reach_store": sum(reach_store.values()),
+        "reach_store_pct": round(100 * sum(reach_store.values()) / n, 2),
+        "reach_store_by_context": reach_store,
+        "reach_push": sum(reach_push.values()),
+        "push_held_back_chunks": held,
+        "non_secret": groups["non_secret"][1],
+        "non_secret_redacted": groups["non_secret"][0],
+        "non_secret_redacted_pct": round(
+            100 * groups["non_secret"][0] / groups["non_secret"][1], 2
+        ),
+        "code_data": groups["code_data"][1],
+        "code_data_redacted": groups["code_data"][0],
+        "code_data_redacted_pct": round(100 * groups["code_data"][0] / groups["code_data"][1], 2),
+        "gate_held_back_non_secret": gate_held,
+        "seconds": round(time.perf_counter() - t0, 1),
+    }
+
+
+def _leaked(value: str, text: str) -> bool:
+    """The value (or, for a PEM key, any of its body lines) is in `text`."""
+    if "\n" not in value:
+        return value in text
+    return any(line in text for line in value.split("\n")[1:-1] if len(line) > 16)

@@ -4,7 +4,9 @@ Pure: no I/O. The split rule and the id scheme match the Rust reference (hugging
 `src/chunk.rs`), so memories built by either produce the same chunk ids:
 
 * render: `tool_use` → `[tool_use <name>] <text>`; `tool_result` → `[tool_result <name>] <text>`
-  (`[tool_result] <text>` when the name is unknown); other blocks unchanged;
+  (`[tool_result] <text>` when the name is unknown); other blocks unchanged. A tool block
+  with a status carries it after the name: `[tool_result Bash (error)] …`,
+  `[tool_use bash (not run)] …` (funes' addition: the reference has no status);
 * split (lengths in code points): ≤ size → one piece; else windows of `size`; cut at the last
   newline past the window's midpoint, else the last space past it, else hard; the next window
   starts `overlap` characters before the cut (always advancing); pieces are stripped;
@@ -46,6 +48,8 @@ class Chunk:
     host: str | None = None
     parent_session_id: str | None = None
     scaffold: bool = False
+    model: str | None = None  # the model that wrote the turn (assistant turns)
+    session_label: str | None = None  # the session's short name (funes.traces.labels)
 
 
 def chunk_id(session_id: str, turn_id: str, block_idx: int, split_idx: int) -> str:
@@ -55,12 +59,13 @@ def chunk_id(session_id: str, turn_id: str, block_idx: int, split_idx: int) -> s
 
 
 def render_block(block: Block) -> str:
-    """The indexed text of a block (tool blocks carry their tool name in front)."""
+    """The indexed text of a block (tool blocks carry their tool name and status in front)."""
+    status = f" ({block.status.value})" if block.status is not None else ""
     if block.type is BlockType.TOOL_USE:
-        return f"[tool_use {block.tool_name or 'None'}] {block.text}".strip()
+        return f"[tool_use {block.tool_name or 'None'}{status}] {block.text}".strip()
     if block.type is BlockType.TOOL_RESULT:
-        head = f"[tool_result {block.tool_name}]" if block.tool_name else "[tool_result]"
-        return f"{head} {block.text}".strip()
+        name = f" {block.tool_name}" if block.tool_name else ""
+        return f"[tool_result{name}{status}] {block.text}".strip()
     return block.text
 
 
@@ -111,7 +116,8 @@ def chunk_turn(
     wanted = set(types) if types is not None else None
     session_id, turn_id = printable(turn.session_id), printable(turn.turn_id)
     source_path, cwd = printable(turn.source_path), _opt(turn.cwd)
-    workdir = workdir_facet(cwd, source_path)
+    workdir = workdir_facet(_opt(turn.project) or cwd, source_path)
+    model, label = _opt(turn.model), _opt(turn.session_label)
     for block_idx, block in enumerate(turn.blocks):
         if wanted is not None and block.type not in wanted:
             continue
@@ -140,6 +146,8 @@ def chunk_turn(
                 host=_opt(turn.host or host),
                 parent_session_id=_opt(turn.parent_session_id),
                 scaffold=turn.scaffold,
+                model=model,
+                session_label=label,
             )
 
 

@@ -7,6 +7,7 @@ server, worker).
 Layout (FUNES_HOME set → everything under it; else platformdirs):
     data/memory.db      the local memory (SQLite, 0600)
     data/memory.lock    the single-writer lock file
+    data/hooks/         the hook script agents run, and the launcher (funes-python)
     spool/{tmp,new,claimed,failed}/   hook drop-box (0700)
     logs/               worker and hook logs (0600 files)
     data/models/        the int8 graphs funes builds from the embedders (FUNES_MODEL_CACHE)
@@ -21,7 +22,7 @@ from pathlib import Path
 
 PRIVATE_DIR = 0o700
 PRIVATE_FILE = 0o600
-HUB_CACHE_VARS = ("HF_HOME", "HF_HUB_CACHE")
+HUB_CACHE_VARS = ("HF_HOME", "HF_HUB_CACHE", "HF_ENDPOINT")
 
 
 def ensure_private_dir(path: Path) -> Path:
@@ -75,8 +76,9 @@ class Paths:
     spool: Path
     logs: Path
     home: Path | None = None  # FUNES_HOME when set (installed hooks pass it on to the worker)
-    # HF_HOME / HF_HUB_CACHE when set: where the model cache lives (`funes add` passes them on
-    # to the MCP server, which some agents start with a whitelisted environment)
+    # HF_HOME / HF_HUB_CACHE / HF_ENDPOINT when set: where the model cache lives and which Hub
+    # serves shared memories (`funes add` passes them on to the MCP server, which some agents
+    # start with a whitelisted environment)
     hub_env: tuple[tuple[str, str], ...] = ()
     model_cache: Path | None = None  # FUNES_MODEL_CACHE when set
 
@@ -109,6 +111,11 @@ class Paths:
     def installed_hook(self) -> Path:
         """The copy of hooks/enqueue.py that agents run (outside the wheel: upgrades keep it)."""
         return self.data / "hooks" / "funes-enqueue.py"
+
+    @property
+    def launcher(self) -> Path:
+        """funes' launcher: the one path agents' hooks and MCP servers run (funes.wiring)."""
+        return self.data / "hooks" / "funes-python"
 
     def ensure(self) -> Paths:
         """Create the directories with private permissions; returns self."""

@@ -25,7 +25,7 @@ class RecallParams:
 
     k: int = 8  # hits returned
     candidates: int = 30  # fused pool size (turns) handed to the cross-encoder before the top-k cut
-    half_life_days: float = 30.0  # recency decay: a hit this old keeps half its weight; 0 disables
+    half_life_days: float = 0.0  # recency decay: a hit this old keeps half its weight; 0 disables
     neighbors: int = 1  # adjacent chunks (by seq within the session) attached per hit; 0 disables
     rerank: bool = True  # run the cross-encoder over the fused pool
     rrf_k: int = 60  # reciprocal rank fusion constant (Cormack et al. 2009 use 60)
@@ -40,8 +40,33 @@ class RecallParams:
     scaffold_weight: float = 0.75
     # a turn scores its best block + this share of its other blocks' fused scores. 0: a turn is
     # its best chunk. 0.1 gave +4.5..+7 turn hit@5 on the dev set but put an exploring turn
-    # (thinking + tool call) above the answer in 2 of the 6 fixture questions (bench/README.md)
+    # (thinking + tool call) above the answer in 2 of the 6 fixture questions (bench/README.md).
+    # Used by the fused (RRF) order only (`evidence=False`).
     turn_bonus: float = 0.0
+    # rank turns by evidence (funes.retrieval.evidence) instead of the fused RRF order; False is
+    # the plain fused order the bench compares against
+    evidence: bool = True
+    pool: int = 100  # fused turns whose neighbourhood is scored by evidence
+    # vector-leg depth read for the evidence's cosines (a chunk past it counts the deepest
+    # cosine read). sqlite-vec's scan costs ~blocks × k (a block: 1,024 vectors; 100k chunks,
+    # 2 loaded cores: k 100 / 300 / 1000 → 110 / 192 / 546 ms), so the depth is held to
+    # `cosine_budget` / blocks: every cosine in a memory of ≤ 5k chunks, the leg's own 100 at 100k
+    cosine_depth: int = 1000
+    cosine_budget: int = 5000
+    exchange_limit: int = 50  # turns of a prompt's exchange scored with it
+    lexical_weight: float = 0.5  # evidence = w × IDF-weighted term share + (1 − w) × cosine
+    context_share: float = 0.4  # share of the term coverage measured with the previous turn
+    answer_share: float = 0.3  # of a question's / tool result's evidence given to the next turn
+    exchange_share: float = 0.5  # of an agent-exchange prompt's evidence given to its turns
+    period_penalty: float = 0.5  # score cut of turns outside a period the query names
+    # below this best evidence nothing in the memory supports the query: recall reports a miss.
+    # Calibrated with the int8 all-MiniLM-L6-v2 embedder: the largest 0.01 step that keeps ≥ 95%
+    # of answerable questions on both the coding dev set (98.2% kept) and LoCoMo (95.9%); their
+    # 5th percentiles are 0.342 and 0.329 (bench/README.md)
+    min_support: float = 0.32
+    answers_beside: bool = True  # an agent-exchange prompt hit is followed by its best answer
+    session_hits: int = 1  # hits of one session shown before its further ones yield a share
+    session_share: float = 0.9  # score factor of a session's hits past `session_hits`
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -51,6 +76,9 @@ class IndexParams:
     budget_s: float = 60.0  # wall-clock budget of an unattended sweep; 0 = no budget
     include_thinking: bool = True
     limit: int | None = None  # at most this many units (sessions/files) per run
+    # how long a manual `funes index` waits for another writer (a hook worker's drain takes
+    # seconds; a long sweep or scrub minutes: then it exits 75) before giving up
+    lock_wait_s: float = 30.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -78,6 +106,33 @@ class SpoolParams:
     watch_debounce_s: float = 2.0  # `funes watch`: quiet time after a change before indexing
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PublishParams:
+    """How a spool worker publishes a bound memory after a session boundary (retries of one
+    worker; a parked push waits for the next boundary, or `funes push`)."""
+
+    # waits between failed attempts, seconds: len(backoff_s) + 1 attempts, then parked
+    backoff_s: tuple[float, ...] = (5.0, 30.0, 120.0)
+
+    @property
+    def max_attempts(self) -> int:
+        return len(self.backoff_s) + 1
+
+    @classmethod
+    def resolve(cls, env: Mapping[str, str] | None = None) -> PublishParams:
+        """FUNES_PUSH_RETRY_S overrides `backoff_s` (comma-separated seconds, e.g. `5,30,120`;
+        empty: one attempt, then parked)."""
+        env = os.environ if env is None else env
+        raw = env.get("FUNES_PUSH_RETRY_S")
+        if raw is None:
+            return cls()
+        try:
+            waits = tuple(max(0.0, float(v)) for v in raw.split(",") if v.strip())
+        except ValueError:
+            return cls()
+        return cls(backoff_s=waits)
+
+
 RECALL = RecallParams()
 INDEX = IndexParams()
 CHUNK = ChunkParams()
@@ -93,14 +148,21 @@ class ModelChoice:
 
     embedder: str | None  # None → the memory's stamped model, else DEFAULT_EMBEDDER
     reranker: str
+    # folders holding offline-weight packages installed with `pip install --target` (for a
+    # funes installed as a tool, whose own environment does not hold them): FUNES_MODEL_PATH
+    model_path: tuple[str, ...] = ()
 
     @classmethod
     def resolve(cls, env: Mapping[str, str] | None = None) -> ModelChoice:
-        """FUNES_EMBEDDER / FUNES_RERANKER pick a spec by name; `none` disables the reranker."""
+        """FUNES_EMBEDDER / FUNES_RERANKER pick a spec by name; `none` disables the reranker;
+        FUNES_MODEL_PATH (folders, `os.pathsep`-separated) is where weight packages are looked
+        up besides the installed ones."""
         env = os.environ if env is None else env
+        path = tuple(p for p in (env.get("FUNES_MODEL_PATH") or "").split(os.pathsep) if p)
         return cls(
             embedder=env.get("FUNES_EMBEDDER") or None,
             reranker=env.get("FUNES_RERANKER") or DEFAULT_RERANKER,
+            model_path=path,
         )
 
 

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
 if TYPE_CHECKING:
+    from support.cli import Ran
+
     from funes.store import Store
 
 REPO = Path(__file__).resolve().parent.parent
@@ -18,6 +20,12 @@ FIXTURES = REPO / "fixtures"
 SHARED = REPO.parent / "shared"
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+# Kingfisher compiles its rule catalogue once (~7 s) and caches it: one cache for the whole
+# run (and for the `funes` subprocesses tests start), not one per test HOME.
+_KF_CACHE = REPO / ".pytest_cache" / "kingfisher-rules"
+_KF_CACHE.mkdir(parents=True, exist_ok=True, mode=0o700)
+os.environ.setdefault("KF_RULE_CACHE_DIR", str(_KF_CACHE))
 
 OFFLINE_EMBEDDER = "all-minilm-l6-v2-int8"
 
@@ -77,3 +85,27 @@ def store(tmp_path: Path) -> Iterator[Store]:
     opened = Store.open(tmp_path / "memory.db")
     yield opened
     opened.close()
+
+
+@pytest.fixture
+def run(capsys: pytest.CaptureFixture[str]) -> Callable[..., Ran]:
+    """`funes ARGS` in this process, through main() (the CLI's one error boundary)."""
+    import logging
+
+    from support.cli import Ran
+
+    from funes.cli import main
+
+    def invoke(*args: str) -> Ran:
+        root = logging.getLogger()
+        handlers, level = root.handlers[:], root.level
+        try:
+            with pytest.raises(SystemExit) as done:
+                main(list(args))
+        finally:
+            root.handlers[:], root.level = handlers, level
+        out = capsys.readouterr()
+        code = done.value.code
+        return Ran(code if isinstance(code, int) else 1, out.out, out.err)
+
+    return invoke

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from funes.cli.common import err_console, memory_option, pass_runtime
-from funes.commands import DEFAULT_TIMEOUT_S, AskAgent, AskRequest, plan_ask, run_ask
+from funes.commands import DEFAULT_TIMEOUT_S, AskAgent, AskMiss, AskRequest, plan_ask, run_ask
 from funes.memory import Runtime, parse_memory
 from funes.settings import RECALL
 
@@ -44,6 +44,9 @@ def ask(
     plan = plan_ask(rt, parse_memory(memory, rt), request)
     for note in plan.notes:
         click.echo(f"funes: {note}", err=True)
+    if isinstance(plan, AskMiss):  # nothing supports the question: no agent is spawned
+        click.echo(plan.line)
+        return
     console = err_console()
     status = f"asking {agent} with {plan.passages} passage(s) from {plan.memory}…"
     if console.is_terminal:

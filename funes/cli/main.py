@@ -7,12 +7,14 @@ Results go to stdout; progress, warnings and errors go to stderr. A FunesError b
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import logging
 import os
+import signal
 import sys
 import traceback
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -22,8 +24,8 @@ from funes.errors import FunesError
 # Each verb's module, imported when that verb runs (or `--help` lists them all): a command
 # loads only what it uses, and `funes --version` loads none (issue 15: cold start).
 COMMANDS = (
-    "index", "recall", "get", "status", "add", "remove", "push", "scrub", "mcp", "ask",
-    "spool", "watch",
+    "index", "recall", "get", "sessions", "status", "add", "remove", "push", "curate", "forget",
+    "scrub", "mcp", "ask", "spool", "watch",
 )  # fmt: skip
 
 
@@ -92,7 +94,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:
         click.echo("funes: aborted", err=True)
-        sys.exit(130)
+        _interrupted()
     except click.ClickException as exc:
         exc.show()
         # A usage error is exit 1 like any other error: AGENTS.md keeps 2 for a push the
@@ -101,7 +103,15 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
-        sys.exit(130)
+        _interrupted()
     except BrokenPipeError:
         sys.exit(0)
     sys.exit(0)
+
+
+def _interrupted() -> NoReturn:
+    """Exit 130 after Ctrl-C, ignoring a second one while the interpreter shuts down (its
+    threads are joined then, and an interrupt there would print a traceback)."""
+    with contextlib.suppress(ValueError):  # not the main thread: nothing to ignore
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    sys.exit(130)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from funes.errors import NoIndex
 from funes.memory import MemoryRef, Runtime, open_for_write
-from funes.redact import GateResult, GateRow, Scanner, default_scanner, gate
+from funes.redact import GateResult, GateRow, Scanner, default_scanner, gate, gate_scanner
 from funes.store import Store
 
 if TYPE_CHECKING:  # loaded where used: a verb imports only what it runs
@@ -61,9 +61,11 @@ def run_scrub(rt: Runtime, memory: MemoryRef, *, outdated_only: bool = False) ->
 
 
 def gate_store(store: Store, scanner: Scanner | None = None) -> GateResult:
-    """The publish gate over every chunk of `store` (raises SecretScanFailed: publish nothing)."""
+    """The publish gate over every chunk of `store`, as `funes push` runs it: the gate's own
+    detector set (default `gate_scanner()`) on every block and the current index-time rules on
+    blocks stored under older ones (raises SecretScanFailed: publish nothing)."""
     rows = (GateRow(*row) for row in store.gate_rows())
-    return gate(rows, scanner or default_scanner())
+    return gate(rows, scanner or gate_scanner(), rescan=default_scanner())
 
 
 def gate_cache_path(store: Store) -> Path:
@@ -78,25 +80,27 @@ def held_back_summary(store: Store, scanner: Scanner | None = None) -> set[str]:
     invalidate the cache), so `funes status` stays fast on a large memory. Raises
     SecretScanFailed when the scanner cannot be trusted.
     """
-    scanner = scanner or default_scanner()
+    scanner = scanner or gate_scanner()
+    rescan = default_scanner()
     cache = gate_cache_path(store)
     top = store.max_rowid()
     held: set[str] = set()
     after = 0
     try:
         saved = json.loads(cache.read_text())
-        if saved["version"] == scanner.version and 0 < saved["watermark"] <= top:
+        if saved["version"] == rescan.version and 0 < saved["watermark"] <= top:
             held, after = set(saved["held"]), int(saved["watermark"])
     except (OSError, ValueError, KeyError, TypeError):
         pass
     if after < top or top == 0:
-        result = gate((GateRow(*row) for row in store.gate_rows(after_rowid=after)), scanner)
+        rows = (GateRow(*row) for row in store.gate_rows(after_rowid=after))
+        result = gate(rows, scanner, rescan=rescan)
         held.update(result.held_back_ids)
         try:
             tmp = cache.with_suffix(".tmp")
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(fd, "w") as f:
-                json.dump({"version": scanner.version, "watermark": top, "held": sorted(held)}, f)
+                json.dump({"version": rescan.version, "watermark": top, "held": sorted(held)}, f)
             os.replace(tmp, cache)
         except OSError:
             pass  # a read-only location: the next status scans again

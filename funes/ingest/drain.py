@@ -51,6 +51,10 @@ class DrainReport:
     sweeps: int = 0  # agents swept because an entry named nothing readable
     chunks_written: int = 0
     vectors: int = 0  # chunks embedded (the new turns', then owed ones)
+    publish_requests: int = 0  # session boundaries of agents bound to a shared memory
+    pushes: int = 0  # pushes of bound memories that landed
+    push_failures: int = 0  # failed push attempts
+    pushes_parked: int = 0  # remotes whose push stopped retrying (see `funes status`)
     busy: bool = False  # another worker held the worker lock: nothing done
     store_busy: bool = False  # the memory's writer lock stayed taken: entries released
     errors: list[str] = field(default_factory=list)

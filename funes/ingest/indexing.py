@@ -9,7 +9,9 @@ and later runs (and hook workers, a slice per turn) go on where it stopped. A bu
 therefore reads the prose of every unit, embeds it, then reads tool calls and output, then
 embeds tool output and tool calls. A unit is recorded as indexed only after all of its chunks
 are committed, so a crash at any point is repaired by the next run (chunk ids are stable;
-already-stored ids are never read again, stored vectors never recomputed).
+a stored chunk is embedded again only when its text or embedding context changed). A re-read
+unit is reconciled with what is stored (`funes.ingest.reconcile`): a rewritten chunk owes its
+vector again.
 """
 
 from __future__ import annotations
@@ -18,10 +20,11 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
-from funes.chunks import Chunk, chunk_turn
+from funes.chunks import chunk_turn
 from funes.errors import IncompatibleStore, ModelUnavailable, StoreLocked
 from funes.inference import Embedder
 from funes.ingest.embed_input import stored_embedding_inputs
+from funes.ingest.reconcile import UnitWriter
 from funes.ingest.scrub import ScrubReport, scrub
 from funes.redact import Scanner, redact
 from funes.settings import INDEX, IndexParams
@@ -34,7 +37,6 @@ TIERS: tuple[tuple[BlockType, ...], ...] = (
     (BlockType.TOOL_RESULT,),
 )
 TOP_TIER = len(TIERS) - 1
-_FLUSH = 256  # chunks accumulated before a dedupe + write round
 
 
 @dataclass(slots=True)
@@ -65,9 +67,12 @@ class IndexReport:
     turns: int = 0
     chunks_written: int = 0
     chunks_existing: int = 0
+    chunks_updated: int = 0  # stored chunks a re-read brought up to date in place
+    chunks_superseded: int = 0  # stored chunks a re-read no longer produces for its turns
     vectors_backfilled: int = 0  # chunks embedded by this run
     vectors_owed: int = 0  # chunks still without a vector after it (a later run embeds them)
     redactions: int = 0
+    forgotten: int = 0  # chunks not stored: their session was forgotten (`funes forget`)
     failures: list[UnitFailure] = field(default_factory=list)
     read: ReadStats = field(default_factory=ReadStats)
     per_harness: dict[str, int] = field(default_factory=dict)  # chunks written per harness
@@ -155,6 +160,7 @@ def index(sources: Sequence[TraceSource], job: IndexJob) -> IndexReport:
     if job.store.redaction_floor < job.scanner.version:
         report.upgrade = scrub(job.store, job.scanner, job.embedder, only_outdated=True)
     report.units_indexed = len(indexed)
+    report.forgotten = job.store.forgotten_refused
     report.units_unchanged = sum(
         1
         for u in ordered
@@ -224,24 +230,24 @@ def index_unit(
         types.discard(BlockType.THINKING)
     stats = ReadStats()
     local = IndexReport()
-    pending: list[Chunk] = []
-    written = 0
+    writer = UnitWriter(job, report, frozenset(types), first_read=first == 0)
+    # The first read after a change compares every stored chunk of the unit; the later tier
+    # passes of the same signature only their own block types (the rest is up to date).
+    compared = None if first == 0 else types
     turns = 0
     ok = True
     try:
         for turn in source.read(unit, stats):
             turns += 1
             turn = _redacted(turn, job.scanner, local)
-            pending.extend(chunk_turn(turn, types=types, host=job.host))
-            if len(pending) >= _FLUSH:
-                written += _flush(pending, job, report)
-                pending = []
-        written += _flush(pending, job, report)
+            writer.add(turn, chunk_turn(turn, types=compared, host=job.host))
+        writer.finish()
     except (StoreLocked, IncompatibleStore, ModelUnavailable):
         raise  # not about this unit: every other unit would fail the same way
     except Exception as exc:  # the per-unit guard: one bad unit never sinks the run
         report.failures.append(UnitFailure(unit.key, f"{type(exc).__name__}: {exc}"))
         ok = False
+    written = writer.written
     if count or not ok:
         report.read.merge(stats)
         report.turns += turns
@@ -272,24 +278,6 @@ def _redacted(turn: Turn, scanner: Scanner, report: IndexReport) -> Turn:
             block = replace(block, text=text)
         blocks.append(block)
     return replace(turn, blocks=tuple(blocks)) if changed else turn
-
-
-def _flush(chunks: list[Chunk], job: IndexJob, report: IndexReport) -> int:
-    """Store a batch of chunks (lexical; their vectors are owed, see backfill_vectors)."""
-    if not chunks:
-        return 0
-    # One turn can repeat a chunk id only through a parser bug; keep the first.
-    unique: dict[str, Chunk] = {}
-    for c in chunks:
-        unique.setdefault(c.id, c)
-    existing = job.store.existing_ids(list(unique))
-    fresh = [c for c in unique.values() if c.id not in existing]
-    report.chunks_existing += len(existing)
-    if not fresh:
-        return 0
-    written = job.store.add(fresh, None, redaction_version=job.scanner.version)
-    report.chunks_written += written
-    return written
 
 
 # Chunks per embedding call of a backfill: ~0.3-1 s of the int8 model on 2 cores, the

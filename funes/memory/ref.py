@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import unquote, urlsplit
 
 from funes.errors import UsageError
 from funes.memory.runtime import Runtime
@@ -97,6 +98,17 @@ def _remote_ref(repo: str) -> MemoryRef:
     repo_id = "/".join(parts)
     label = f"hf://datasets/{repo_id}" + (f"@{revision}" if revision else "")
     return MemoryRef(label, MemoryKind.REMOTE, repo=repo_id, revision=revision or None)
+
+
+def bound_ref(label: str, rt: Runtime) -> MemoryRef:
+    """The memory a binding or a publish state names by its label, whatever is there now:
+    `hf://datasets/…` a Hub dataset, `file://…` a shared directory (even one that is gone or
+    empty: pushing to it says what is wrong), anything else a memory file path. Raises
+    UsageError for a label that is none of these."""
+    if label.startswith("file://"):
+        path = Path(unquote(urlsplit(label).path))
+        return MemoryRef(path.as_uri(), MemoryKind.DIR, path)
+    return parse_memory(label, rt)
 
 
 def as_push_target(ref: MemoryRef) -> MemoryRef:

@@ -1,9 +1,14 @@
 """Secret detection and redaction over plain text. Pure: no I/O, no storage.
 
-    scanner.py  the Scanner protocol, RuleScanner / DetectSecretsScanner / UnionScanner,
-                redact() and RULES_VERSION
-    rules.py    funes' own anchored rules      detect.py  detect-secrets' plugins + ours
-    values.py   secret values found in a block  gate.py    the fail-closed publish gate
+    scanner.py   the Scanner protocol, the engines (RuleScanner, VendorScanner,
+                 DetectSecretsScanner, ResidualScanner, UnionScanner), redact(), RULES_VERSION,
+                 default_scanner() (index time) and gate_scanner() (the publish gate's own set)
+    catalog.py   funes' rules: base rules + vendor prefixes + transcript context rules
+    rules.py     base anchored rules     prefixes.py  vendor token prefixes
+    context.py   how secrets appear in transcripts (assignments, headers, curl, prose)
+    vendor.py    Kingfisher's catalogue   detect.py   detect-secrets' plugins + ours
+    residual.py  the gate's heuristics    values.py   secret values found in a block
+    gate.py      the fail-closed publish gate
 
 Other packages import from this face.
 """
@@ -16,10 +21,13 @@ from funes.redact.scanner import (
     RULES_VERSION,
     DetectSecretsScanner,
     Finding,
+    ResidualScanner,
     RuleScanner,
     Scanner,
     UnionScanner,
+    VendorScanner,
     default_scanner,
+    gate_scanner,
     merge,
     redact,
 )
@@ -33,10 +41,13 @@ __all__ = [
     "RULES_VERSION",
     "DetectSecretsScanner",
     "Finding",
+    "ResidualScanner",
     "RuleScanner",
     "Scanner",
     "UnionScanner",
+    "VendorScanner",
     "default_scanner",
+    "gate_scanner",
     "merge",
     "redact",
 ]

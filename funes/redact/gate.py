@@ -4,10 +4,14 @@ Pure functions over stored chunk rows (no store, no network). Chunks of one bloc
 reassembled (`funes.chunks.reassemble_spans`) so a secret split across two chunks is still
 seen; every chunk is also scanned on its own, in case reassembly glued pieces wrongly.
 
-* `gate(rows, scanner) -> GateResult`: which chunk ids may be published and which are held
-  back (every chunk of a block with any finding). Used by `funes push` and `funes status`.
-  Fail closed: a scanner that raises, or that misses a known fake secret (the canary), makes
-  `gate` raise `SecretScanFailed`, and the caller must publish nothing.
+* `gate(rows, scanner, rescan=…) -> GateResult`: which chunk ids may be published and which
+  are held back (every chunk of a block with any finding). Used by `funes push` and `funes
+  status` with two independent detector sets: `scanner` is the gate's own set
+  (`funes.redact.gate_scanner()`, run over every block) and `rescan` the current index-time
+  set (`default_scanner()`), run over every block with a chunk stored under an older
+  `redaction_version` (its text was redacted by older rules, so today's rules get a look
+  before it leaves the machine). Fail closed: a scanner that raises, or that misses a known
+  fake secret (the canary), makes `gate` raise `SecretScanFailed`; publish nothing then.
 * `rewrite_block(pieces, scanner) -> BlockRewrite`: the redacted text of each chunk of a block
   (`funes scrub`), or `drop=True` when the redaction cannot be verified.
 
@@ -36,6 +40,7 @@ class GateRow:
     block_idx: int
     split_idx: int
     text: str
+    redaction_version: int = -1  # the rules it was stored under; -1: unknown (rescan it)
 
 
 @dataclass(slots=True)
@@ -47,6 +52,7 @@ class GateResult:
     findings_by_rule: dict[str, int] = field(default_factory=dict)
     blocks_scanned: int = 0
     blocks_held_back: int = 0
+    blocks_rescanned: int = 0  # blocks stored under older rules, rescanned with current ones
     scanner_version: int = 0
 
     @property
@@ -98,12 +104,14 @@ def block_findings(pieces: Sequence[str], scanner: Scanner) -> list[Finding]:
     return found
 
 
-def gate(rows: Iterable[GateRow], scanner: Scanner) -> GateResult:
+def gate(rows: Iterable[GateRow], scanner: Scanner, *, rescan: Scanner | None = None) -> GateResult:
     """Split `rows` into publishable and held-back chunk ids (see module docstring).
 
-    Raises SecretScanFailed when the scanner cannot be trusted; the caller publishes nothing.
+    Raises SecretScanFailed when a scanner cannot be trusted; the caller publishes nothing.
     """
     check_scanner(scanner)
+    if rescan is not None:
+        check_scanner(rescan)
     result = GateResult(scanner_version=scanner.version)
     held: set[str] = set()
     order: list[str] = []
@@ -111,7 +119,11 @@ def gate(rows: Iterable[GateRow], scanner: Scanner) -> GateResult:
         for chunks in _group(rows).values():
             result.blocks_scanned += 1
             order.extend(r.id for r in chunks)
-            findings = block_findings([r.text for r in chunks], scanner)
+            pieces = [r.text for r in chunks]
+            findings = block_findings(pieces, scanner)
+            if rescan is not None and min(r.redaction_version for r in chunks) < rescan.version:
+                result.blocks_rescanned += 1
+                findings.extend(block_findings(pieces, rescan))
             if findings:
                 result.blocks_held_back += 1
                 held.update(r.id for r in chunks)

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from funes.redact.values import (
     Family,
+    has_random_part,
     is_code_reference,
     is_placeholder,
     looks_random,
@@ -145,7 +146,8 @@ def _line_context(text: str, i: int) -> str:
     ):
         word_start -= 1
     word = text[word_start:j]
-    if word in ("export", "set", "setx", "env", "local", "readonly", "declare", "-x", "typeset"):
+    if word in ("export", "set", "setx", "env", "local", "readonly", "declare", "-x", "typeset",
+                "ENV", "ARG"):  # fmt: skip
         return "line" if _line_context(text, word_start) in ("line", "shell") else "word"
     return "word"
 
@@ -162,6 +164,11 @@ def _assignment(text: str, m: re.Match[str]) -> Span | None:
         i -= 1
     quoted_name = m.group("kq") is not None
     if quoted_name:
+        j = i
+        while j > 0 and (text[j - 1] in _NAME_CHARS or text[j - 1] == " "):
+            j -= 1  # a JSON key with spaces: "api key", "Client Secret"
+        if j < i and j > 0 and text[j - 1] in "\"'" and text[j] != " ":
+            i = j
         if i == 0 or text[i - 1] not in "\"'":
             return None
         name_start = i - 1 if i < 2 or text[i - 2] != "\\" else i - 2
@@ -176,6 +183,8 @@ def _assignment(text: str, m: re.Match[str]) -> Span | None:
     value = text[start:end]
     if end <= start or is_placeholder(value):
         return None
+    if end < len(text) and text[end] in "<{$":
+        return None  # `hvs.<token>`, `sk-${KEY}`: a template, not a value
     op = m.group("op")
     colon = ":" in op and "=" not in op
     tight = op == "="
@@ -191,7 +200,9 @@ def _assignment(text: str, m: re.Match[str]) -> Span | None:
         ):
             return None
         return (start, end) if strong_enough(value, family) else None
-    call_like = any(c in value for c in "([{") or ("." in value and is_code_reference(value))
+    call_like = any(c in value for c in "([{") or (
+        "." in value and is_code_reference(value) and not has_random_part(value)
+    )
     if call_like:
         return None
     if colon:
@@ -199,7 +210,7 @@ def _assignment(text: str, m: re.Match[str]) -> Span | None:
             return None
         return (start, end) if strong_enough(value, family) else None
     if tight:
-        if ctx == "arg" and is_code_reference(value):
+        if ctx == "arg" and is_code_reference(value) and not has_random_part(value):
             return None
         if (
             ctx == "word"
@@ -212,7 +223,7 @@ def _assignment(text: str, m: re.Match[str]) -> Span | None:
             return (start, end) if (upper or ctx != "arg" or strong_enough(value, family)) else None
         return None
     if "=" in op and ctx == "line":
-        if is_code_reference(value):
+        if is_code_reference(value) and not has_random_part(value):
             has_digit = any(c.isdigit() for c in value)
             has_alpha = any(c.isalpha() for c in value)
             if not (has_digit and has_alpha):
@@ -244,7 +255,7 @@ _V_BARE = r"""(?P<vb>(?:[^\s"'`\\,;)\]}<>&|]|\\\\\\\\)+)"""
 _VALUE = rf"(?:{_V_QUOTED}|{_V_BARE})"
 
 
-def _r(
+def rule(
     kind: str,
     pattern: str,
     anchors: Sequence[str],
@@ -264,100 +275,100 @@ _FLAG_NAMES = (
 )  # fmt: skip
 
 
-RULES: tuple[Rule, ...] = (
-    _r(
+BASE_RULES: tuple[Rule, ...] = (
+    rule(
         "private_key",
         r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----(?P<v>.*?)(?=-----END [A-Z0-9 ]{0,40}PRIVATE KEY|\Z)",
         ["-----BEGIN "],
         _pem_body,
     ),
-    _r(
+    rule(
         "private_key",
         r"Private-Lines: *\d+(?:\r?\n|\\r?\\n)(?P<v>(?:[A-Za-z0-9+/=]+(?:\r?\n|\\r?\\n)?)+)",
         ["Private-Lines"],
         _pem_body,
     ),
-    _r(
+    rule(
         "aws_access_key_id",
         r"A(?:KIA|SIA|BIA|CCA|3T[A-Z0-9])[A-Z0-9]{16}",
         ["AKIA", "ASIA", "ABIA", "ACCA", "A3T"],
         token(forbid=("EXAMPLE",)),
     ),  # fmt: skip
-    _r(
+    rule(
         "aws_secret_access_key",
         r"secret_?-?access_?-?key\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?(?P<v>[a-z0-9/+]{40})(?![a-z0-9/+=])",
         ["secret_access_key", "secretaccesskey", "secret-access-key"],
         value_group(),
         lower=True,
     ),
-    _r("github_token", r"gh[pousr]_[A-Za-z0-9]{36,251}", ["gh"], token(30)),
-    _r("github_token", r"github_pat_[A-Za-z0-9_]{40,255}", ["github_pat_"], token(30)),
-    _r(
+    rule("github_token", r"gh[pousr]_[A-Za-z0-9_]{36,251}", ["gh"], token(30)),
+    rule("github_token", r"github_pat_[A-Za-z0-9_]{40,255}", ["github_pat_"], token(30)),
+    rule(
         "gitlab_token",
-        r"gl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas)-[A-Za-z0-9_\-]{20,}",
+        r"gl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas)-[A-Za-z0-9_\-]{20,}(?:\.[0-9a-z]{2}\.[0-9a-z]{7,9})?",
         ["gl"],
         token(20),
     ),
-    _r("anthropic_key", r"sk-ant-[A-Za-z0-9_\-]{32,}", ["sk-ant-"], token(32)),
-    _r(
+    rule("anthropic_key", r"sk-ant-[A-Za-z0-9_\-]{32,}", ["sk-ant-"], token(32)),
+    rule(
         "openai_key",
         r"sk-(?!ant-)(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{32,}",
         ["sk-"],
         token(32),
     ),
-    _r("huggingface_token", r"hf_[A-Za-z0-9]{30,40}", ["hf_"], token(30)),
-    _r(
+    rule("huggingface_token", r"hf_[A-Za-z0-9]{30,40}", ["hf_"], token(30)),
+    rule(
         "slack_token",
         r"xox[abposre]-[0-9]+-[A-Za-z0-9\-]{8,}|xapp-[0-9]-[A-Za-z0-9\-]{20,}",
         ["xox", "xapp-"],
         token(),
     ),
-    _r(
+    rule(
         "slack_webhook",
         r"hooks\.slack\.com(?:\\?/)(?:services|workflows|triggers)(?:\\?/)(?P<v>(?:[A-Za-z0-9_+\-]|\\?/){20,})",
         ["hooks.slack.com"],
         value_group(),
     ),
-    _r(
+    rule(
         "stripe_key",
-        r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{20,}|whsec_[A-Za-z0-9]{32,}",
-        ["k_live_", "k_test_", "whsec_"],
+        r"(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{20,}|whsec_[A-Za-z0-9]{32,}",
+        ["k_live_", "k_test_", "k_prod_", "whsec_"],
         token(20),
         lookback=1,
     ),
-    _r("google_api_key", r"AIza[0-9A-Za-z_\-]{35}", ["AIza"], token()),
-    _r(
+    rule("google_api_key", r"AIza[0-9A-Za-z_\-]{35}", ["AIza"], token()),
+    rule(
         "google_oauth",
         r"GOCSPX-[A-Za-z0-9_\-]{28}|ya29\.[0-9A-Za-z_\-]{30,}|1//0[0-9A-Za-z_\-]{40,}",
         ["GOCSPX-", "ya29.", "1//0"],
         token(20),
     ),
-    _r("jwt", r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*", ["eyJ"], token()),
-    _r("npm_token", r"npm_[A-Za-z0-9]{36}", ["npm_"], token(30)),
-    _r("pypi_token", r"pypi-AgE[A-Za-z0-9_\-]{50,}", ["pypi-AgE"], token()),
-    _r("sendgrid_key", r"SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}", ["SG."], token()),
-    _r("digitalocean_token", r"do[por]_v1_[a-f0-9]{64}", ["_v1_"], token(), lookback=3),
-    _r(
+    rule("jwt", r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*", ["eyJ"], token()),
+    rule("npm_token", r"npm_[A-Za-z0-9]{36}", ["npm_"], token(30)),
+    rule("pypi_token", r"pypi-AgE[A-Za-z0-9_\-]{50,}", ["pypi-AgE"], token()),
+    rule("sendgrid_key", r"SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}", ["SG."], token()),
+    rule("digitalocean_token", r"do[por]_v1_[a-f0-9]{64}", ["_v1_"], token(), lookback=3),
+    rule(
         "url_password",
         r":(?:\\?/){2}(?P<user>[^\s:/@'\"\\]{0,128}):(?P<v>[^\s/'\"\\]{1,256})@(?=[A-Za-z0-9\[])",
         ["://", ":\\/\\/"],
         value_group(family=Family.PASSWORD),
     ),
-    _r(
+    rule(
         "auth_header",
         r"authorization\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?[ \t]*(?:basic|bearer|token|apikey|api-key|sso-key)[ \t]+(?P<v>[a-z0-9._~+/=\-:]{8,})",
         ["authorization"],
         value_group(),
         lower=True,
     ),
-    _r(
+    rule(
         "api_key_header",
         r"(?:x-api-key|x-auth-token|x-access-token|private-token|x-goog-api-key|x-api-token)\\?[\"']?[ \t]*:[ \t]*\\?[\"']?(?P<v>[^\s\"'\\,;]{8,})",
         ["x-", "private-token"],
         value_group(),
         lower=True,
     ),
-    _r(
+    rule(
         "cli_secret",
         r"-{1,2}(?:"
         + "|".join(sorted(_FLAG_NAMES, key=len, reverse=True))
@@ -368,22 +379,22 @@ RULES: tuple[Rule, ...] = (
         lower=True,
         lookback=1,
     ),
-    _r(
+    rule(
         "cli_secret",
         r"(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]{0,200}?[ \t]-p(?P<vb>[^\s'\"\\]+)",
         ["mysql", "mariadb"],
         _flag_value,
         lower=True,
     ),
-    _r("cli_secret", r"sshpass[ \t]+-p[ \t]*" + _VALUE, ["sshpass"], _flag_value, lower=True),
-    _r(
+    rule("cli_secret", r"sshpass[ \t]+-p[ \t]*" + _VALUE, ["sshpass"], _flag_value, lower=True),
+    rule(
         "curl_password",
         r"curl\b[^\n|;&]{0,400}?[ \t](?:-u|--user)[ \t=]*\\?[\"']?[^\s:'\"\\]+:(?P<v>[^\s'\"\\]+)",
         ["curl"],
         value_group(family=Family.PASSWORD),
         lower=True,
     ),
-    _r(
+    rule(
         "secret_assignment",
         r"(?P<kw>password|passwd|passphrase|passcode|pass|pwd|pw|secret|token|key|auth)"
         r"(?P<kq>\\?[\"'])?(?P<op>[ \t]*(?::=|=>|=|:)[ \t]*)(?![=>])" + _VALUE,
@@ -397,6 +408,8 @@ RULES: tuple[Rule, ...] = (
 def _anchor_positions(hay: str, anchors: Sequence[str]) -> list[int]:
     found: set[int] = set()
     for anchor in anchors:
+        if anchor == "\n":
+            found.add(0)  # a line rule also tries the first line (its pattern allows `^`)
         i = hay.find(anchor)
         while i >= 0:
             found.add(i)
@@ -404,7 +417,7 @@ def _anchor_positions(hay: str, anchors: Sequence[str]) -> list[int]:
     return sorted(found)
 
 
-def scan_rules(text: str, rules: Sequence[Rule] = RULES) -> list[tuple[str, int, int]]:
+def scan_rules(text: str, rules: Sequence[Rule]) -> list[tuple[str, int, int]]:
     """(kind, start, end) of every value the rules find in `text` (unsorted, may overlap)."""
     out: list[tuple[str, int, int]] = []
     low: str | None = None

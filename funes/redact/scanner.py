@@ -3,9 +3,14 @@
 `Scanner` is the seam: `scan(text) -> list[Finding]` with exact character spans of secret
 *values*, sorted, non-overlapping. Engines:
 
-* `RuleScanner`: funes' own anchored rules (`funes.redact.rules`), always on;
-* `DetectSecretsScanner`: detect-secrets' regex plugins + ours (`funes.redact.detect`);
-* `UnionScanner`: the union of both; `default_scanner()` returns it.
+* `RuleScanner`: funes' own anchored rules (`funes.redact.catalog`: base rules, vendor
+  prefixes, transcript context rules);
+* `VendorScanner`: Kingfisher's catalogue of ~490 vendor formats (`funes.redact.vendor`);
+* `DetectSecretsScanner`: detect-secrets' regex plugins + funes' plugins (`funes.redact.detect`);
+* `UnionScanner`: the union of engines.
+
+Two independent sets: `default_scanner()` (rules + Kingfisher) redacts at index time;
+`gate_scanner()` (detect-secrets) is the publish gate's second opinion (funes.redact.gate).
 
 `RULES_VERSION` is bumped whenever detection improves; stored chunks record the version they
 passed, and older rows are rescanned before they are shown or published.
@@ -19,11 +24,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from funes.redact.rules import RULES, Rule, scan_rules
+if TYPE_CHECKING:
+    from funes.redact.rules import Rule
 
-RULES_VERSION = 2
+RULES_VERSION = 3
 MARKER_PREFIX = "[REDACTED:"
 _MAX_PASSES = 3
 
@@ -104,10 +110,22 @@ class RuleScanner:
 
     version = RULES_VERSION
 
-    def __init__(self, rules: Sequence[Rule] = RULES) -> None:
-        self.rules = rules
+    def __init__(self, rules: Sequence[Rule] | None = None) -> None:
+        self._rules = rules
+
+    @property
+    def rules(self) -> Sequence[Rule]:
+        """The rules in use (default: funes.redact.catalog.RULES, compiled on first use so the
+        CLI start path does not pay for ~90 regular expressions)."""
+        if self._rules is None:
+            from funes.redact.catalog import RULES
+
+            self._rules = RULES
+        return self._rules
 
     def scan(self, text: str) -> list[Finding]:
+        from funes.redact.rules import scan_rules
+
         return merge(scan_rules(text, self.rules), text) if text else []
 
 
@@ -125,14 +143,39 @@ class DetectSecretsScanner:
         return merge(scan_detect_secrets(text), text) if text else []
 
 
+class VendorScanner:
+    """Kingfisher's catalogue of vendor token formats (see funes.redact.vendor).
+
+    Raises ImportError (on first scan) when kingfisher-secret-scanner is not installed.
+    """
+
+    version = RULES_VERSION
+
+    def scan(self, text: str) -> list[Finding]:
+        from funes.redact.vendor import scan_kingfisher
+
+        return merge(scan_kingfisher(text), text) if text else []
+
+
+class ResidualScanner:
+    """The publish gate's heuristics for minted values nothing announces (funes.redact.residual)."""
+
+    version = RULES_VERSION
+
+    def scan(self, text: str) -> list[Finding]:
+        from funes.redact.residual import scan_residual
+
+        return merge(scan_residual(text), text) if text else []
+
+
 class UnionScanner:
-    """Every finding of every engine, merged (the default)."""
+    """Every finding of every engine, merged (default: the index-time set)."""
 
     version = RULES_VERSION
 
     def __init__(self, engines: Sequence[Scanner] | None = None) -> None:
         self.engines: Sequence[Scanner] = (
-            engines if engines is not None else (RuleScanner(), DetectSecretsScanner())
+            engines if engines is not None else (RuleScanner(), VendorScanner())
         )
 
     def scan(self, text: str) -> list[Finding]:
@@ -177,5 +220,15 @@ def redact(text: str, scanner: Scanner) -> tuple[str, list[Finding]]:
 
 
 def default_scanner() -> Scanner:
-    """The scanner every index run, retrieval guard and publish gate uses."""
-    return UnionScanner()
+    """The index-time scanner (funes' rules + Kingfisher's catalogue): what every index run,
+    scrub and retrieval guard redacts with, and what the publish gate re-runs over chunks
+    stored under an older `RULES_VERSION`."""
+    return UnionScanner((RuleScanner(), VendorScanner()))
+
+
+def gate_scanner() -> Scanner:
+    """The publish gate's own detector set, independent of `default_scanner()`: detect-secrets'
+    regex plugins plus funes' detect-secrets plugins (funes.redact.detect) and the gate's
+    residual heuristics (funes.redact.residual), all written apart from funes.redact.rules.
+    Its findings hold chunks back; they never rewrite text."""
+    return UnionScanner((DetectSecretsScanner(), ResidualScanner()))

@@ -24,8 +24,19 @@ _NOT_SECRET_TAILS = (
     "padtoken", "eostoken", "bostoken", "unktoken", "septoken", "clstoken", "masktoken",
     "pagetoken", "nexttoken", "continuationtoken", "cancellationtoken", "synctoken",
     "resumetoken", "starttoken", "endtoken", "stoptoken", "specialtoken", "maxtoken",
-    "publickey", "publishablekey", "accesskeyid",
+    "publickey", "publishablekey", "accesskeyid", "credentialsprovider", "credentialsfile",
+    "credentialspath", "credentialid", "credentialsid",
 )  # fmt: skip
+# Credential-like name tails: a last segment, or the end of the flattened name.
+_CREDENTIAL_TAILS = ("pat", "credential", "credentials", "creds", "cred")
+_CREDENTIAL_FLAT_TAILS = (
+    "authkey",
+    "accesskey",
+    "secretkey",
+    "apitoken",
+    "privatekey",
+    "signingkey",
+)
 _SEGMENT = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
 
@@ -47,7 +58,8 @@ def secret_name(name: str) -> Family | None:
     """The family of secret `name` announces, or None when it is not a secret-bearing name.
 
     `DB_PASSWORD`, `PGPASSWORD`, `api_key`, `apiKey`, `GITHUB_TOKEN`, `client_secret`,
-    `aws_secret_access_key`, `x-api-key`, `MYSQL_PWD` are; `PWD`, `max_tokens`, `public_key`,
+    `aws_secret_access_key`, `x-api-key`, `MYSQL_PWD`, `GITHUB_PAT`, `TS_AUTHKEY`, `credentials`
+    are; `PWD`, `max_tokens`, `public_key`,
     `primary_key`, `api_key_env`, `token_type`, `eos_token` are not.
     """
     flat = re.sub(r"[^a-z0-9]", "", name.lower())
@@ -63,6 +75,8 @@ def secret_name(name: str) -> Family | None:
         return Family.PASSWORD if len(segs) >= 2 else None
     if last in ("secret", "token") or flat.endswith(("secret", "token")):
         return Family.TOKEN
+    if last in _CREDENTIAL_TAILS or flat.endswith(_CREDENTIAL_FLAT_TAILS):
+        return Family.TOKEN  # GITHUB_PAT, TS_AUTHKEY, AZURE_ACCESSKEY, credentials
     if last in ("key", "apikey") or flat.endswith("apikey"):
         if flat.endswith("apikey"):
             return Family.TOKEN
@@ -84,7 +98,7 @@ _PLACEHOLDER_WORDS = frozenset(
     )
 )  # fmt: skip
 _PLACEHOLDER_PARTS = ("example", "placeholder", "redacted", "xxxx", "change_me", "changeme",
-                      "replace_me", "replaceme", "insert_", "dummy", "<", ">", "...")  # fmt: skip
+                      "replace_me", "replaceme", "insert_", "dummy", "<", ">", "..")  # fmt: skip
 _FILLER = re.compile(r"[xX*#._\-•0]+")
 _ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 _REFERENCE_PREFIXES = (
@@ -105,8 +119,8 @@ def is_placeholder(value: str) -> bool:
     if v[0] in "$%{<[*(`":
         return True
     low = v.lower()
-    if low in _PLACEHOLDER_WORDS or _FILLER.fullmatch(v):
-        return True
+    if low in _PLACEHOLDER_WORDS or _FILLER.fullmatch(v) or len(set(low)) == 1:
+        return True  # a word that stands for the value, a filler run (`****`, `yyy`)
     if any(part in low for part in _PLACEHOLDER_PARTS):
         return True
     if low.startswith("your") or low.endswith("here"):
@@ -119,6 +133,21 @@ def is_placeholder(value: str) -> bool:
 def is_code_reference(value: str) -> bool:
     """An identifier, attribute path, call or subscript (`pw`, `self.token`, `get_token()`)."""
     return _CODE.fullmatch(value) is not None
+
+
+def has_random_part(value: str) -> bool:
+    """Some dot/underscore/hyphen-separated part of `value` is minted, not written: 12+
+    characters with letters and at least two separate runs of digits (`hvs.CAESIJ…`, the
+    segments of `a.b.c` bot tokens), which identifiers (`x509Certificate`, `sha256Digest`,
+    `aws_ec2_client`) do not have."""
+    for part in re.split(r"[._\-~]", value):
+        if (
+            len(part) >= 12
+            and any(c.isalpha() for c in part)
+            and len(re.findall(r"[0-9]+", part)) >= 2
+        ):
+            return True
+    return False
 
 
 def char_classes(value: str) -> int:

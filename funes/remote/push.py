@@ -9,8 +9,10 @@
             HeadMoved → another writer landed first: redo on the new head
     write the receipt (the remote's ids + what this push published)
 
-Fails closed: a scanner error, an unreadable remote dataset or a model mismatch publish
-nothing. The memory is read without its writer lock (indexing may go on meanwhile; chunks
+The gate runs two independent detector sets (funes.redact.gate): `scanner` (the gate's
+own, `gate_scanner()`) over every pending block and `rescan` (the index-time set,
+`default_scanner()`) over blocks stored under older rules. Fails closed: a scanner error, an
+unreadable remote dataset or a model mismatch publish nothing. The memory is read without its writer lock (indexing may go on meanwhile; chunks
 written after the gate ran wait for the next push).
 """
 
@@ -33,7 +35,7 @@ from funes.errors import (
     SecretScanFailed,
 )
 from funes.paths import ensure_private_dir
-from funes.redact import GateRow, Scanner, gate
+from funes.redact import GateRow, Scanner, default_scanner, gate
 from funes.remote import lance_export
 from funes.remote.base import Remote, RemoteState, Snapshot
 from funes.remote.card import PushFacts, write_sidecars
@@ -50,6 +52,8 @@ class PushOptions:
     confirm: Callable[[str], bool] | None = None  # asks the user; None: no one to ask
     host: str | None = None
     recall_name: str | None = None  # what the card tells readers to pass to --memory
+    # a project memory: only the chunks of these sessions are sent (None: every session)
+    sessions: frozenset[str] | None = None
 
 
 @dataclass(slots=True)
@@ -61,6 +65,7 @@ class PushReport:
     pushed: int = 0
     held_back: int = 0
     dirty_blocks: int = 0
+    rescanned_blocks: int = 0  # blocks stored under older rules, rescanned with current ones
     rules: dict[str, int] = field(default_factory=dict)
     unembedded: int = 0  # chunks without a vector (not sendable yet)
     created: bool = False
@@ -123,14 +128,17 @@ def _load_remote_ids(box: Outbox, snap: Snapshot, label: str, report: PushReport
         box.add_remote(ids)
 
 
-def _run_gate(box: Outbox, scanner: Scanner, report: PushReport) -> None:
+def _run_gate(box: Outbox, scanner: Scanner, rescan: Scanner, report: PushReport) -> None:
     for batch in box.pending():
         try:
             rows = (
-                GateRow(r.id, r.session_id, r.turn_id, r.block_idx, r.split_idx, r.text)
+                GateRow(
+                    r.id, r.session_id, r.turn_id, r.block_idx, r.split_idx, r.text,
+                    r.redaction_version,
+                )
                 for r in batch
-            )
-            result = gate(rows, scanner)
+            )  # fmt: skip
+            result = gate(rows, scanner, rescan=rescan)
         except SecretScanFailed as exc:  # fail closed: nothing leaves the machine
             raise PushRefused(
                 f"{exc.message}: nothing was published",
@@ -139,12 +147,19 @@ def _run_gate(box: Outbox, scanner: Scanner, report: PushReport) -> None:
         box.clear(result.publishable_ids)
         report.held_back += len(result.held_back_ids)
         report.dirty_blocks += result.blocks_held_back
+        report.rescanned_blocks += result.blocks_rescanned
         for rule, n in result.findings_by_rule.items():
             report.rules[rule] = report.rules.get(rule, 0) + n
 
 
 def push(
-    memory: Path, remote: Remote, *, scanner: Scanner, receipts: Path, options: PushOptions
+    memory: Path,
+    remote: Remote,
+    *,
+    scanner: Scanner,
+    receipts: Path,
+    options: PushOptions,
+    rescan: Scanner | None = None,
 ) -> PushReport:
     """Publish the chunks of the memory at `memory` that `remote` lacks (module docstring).
 
@@ -152,12 +167,15 @@ def push(
     RemoteError, and PushRefused (exit 2) when the gate held back every pending chunk.
     """
     report = PushReport(remote.label)
+    rescan = rescan if rescan is not None else default_scanner()
     _prepare(remote, options, report)
     ensure_private_dir(receipts)
     with (
         tempfile.TemporaryDirectory(prefix="funes-outbox-") as tmp,
         Outbox(memory, Path(tmp) / "outbox.db") as box,
     ):
+        if options.sessions is not None:
+            box.only_sessions(sorted(options.sessions))
         if box.model_id is None or not box.vectors:
             raise RemoteError(
                 "this memory has no vectors to share",
@@ -189,7 +207,7 @@ def push(
                             "no chunks with this memory",
                             hint="check the remote, then re-run with --yes",
                         )
-                _run_gate(box, scanner, report)
+                _run_gate(box, scanner, rescan, report)
                 gated = True
                 if report.held_back and box.cleared_total() == 0:
                     raise PushRefused(
@@ -207,14 +225,16 @@ def push(
             def build(root: Path, snap: Snapshot = snap, built: dict[str, object] = built) -> None:
                 table = root / lance_export.TABLE
                 assert box.model_id is not None
+                actions: list[str] = []
                 built["rows"] = lance_export.write(
                     table,
                     box.to_publish(),
                     model_id=box.model_id,
                     dim=box.dim,
                     embedding_input=box.embedding_input,
+                    actions=actions,
                 )
-                built["actions"] = lance_export.maintain_indexes(table)
+                built["actions"] = actions
                 total = lance_export.info(table).rows
                 built["total"] = total
                 write_sidecars(

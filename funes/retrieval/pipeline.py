@@ -1,4 +1,5 @@
-"""The recall pipeline: BM25 + vector candidates → RRF → turn aggregation → cross-encoder
+"""The recall pipeline: BM25 + vector candidates → RRF → evidence ranking of the fused turns'
+neighbourhood (or, with `evidence=False`, turn aggregation of the fused order) → cross-encoder
 rerank → recency → neighbors; and `get_turns`, a turn with the turns around it.
 
 The two candidate legs overlap: BM25 runs on the store's sibling reader in a second thread
@@ -18,11 +19,18 @@ from itertools import groupby
 from funes.chunks import reassemble
 from funes.inference import Embedder, Reranker
 from funes.redact import Scanner, default_scanner
+from funes.retrieval.evidence import Weights
 from funes.retrieval.fusion import recency_weight, rrf, sigmoid, turn_scores
 from funes.retrieval.guard import guard_block, guard_chunk, guard_chunks
-from funes.retrieval.types import Hit, RecallResult, TurnView
+from funes.retrieval.ranking import (
+    diversify_sessions,
+    merge_duplicates,
+    place_answers,
+    rank_by_evidence,
+)
+from funes.retrieval.types import Hit, RecallResult, Searchable, TurnView
 from funes.settings import RECALL, Leg, RecallParams
-from funes.store import NO_FILTERS, Filters, Store
+from funes.store import NO_FILTERS, Filters
 from funes.traces import clean_text, parse_ts
 
 
@@ -38,7 +46,7 @@ class _Clock:
 
 
 def recall(
-    store: Store,
+    store: Searchable,
     query: str,
     *,
     embedder: Embedder | None,
@@ -62,6 +70,7 @@ def recall(
     notes: list[str] = []
     now = now or datetime.now(UTC)
     legs: list[list[int]] = []
+    lexical: list[tuple[int, float]] = []
     searchable = store.vectors_available and store.model_id is not None
     vector_by = embedder if Leg.VECTOR in params.legs and searchable else None
     if Leg.VECTOR in params.legs and vector_by is None:
@@ -72,19 +81,41 @@ def recall(
         both = vector_by is not None and Leg.BM25 in params.legs
         beside = store.reader() if both else None
         pending = thread.submit(_lexical, beside, query, params, filters) if beside else None
+        cosines: dict[int, float] | None = None
         if vector_by is not None:
             qv = vector_by.embed_query(query)
             clock.lap("embed_query")
-            legs.append([r for r, _ in store.semantic(qv, k=params.leg_depth, filters=filters)])
+            # one scan yields any depth: the first leg_depth are the leg, the rest give cosines
+            deep = store.semantic(qv, k=_vector_depth(store, params), filters=filters)
+            legs.append([r for r, _ in deep[: params.leg_depth]])
+            cosines = {r: store.cosine(d) for r, d in deep}
             clock.lap("vector")
         if pending is not None:
             lexical, clock.timings["bm25"] = pending.result()
             clock.lap("bm25_wait")  # how much longer than embed_query + vector BM25 took
-            legs.insert(0, lexical)
+            legs.insert(0, [r for r, _ in lexical])
         elif Leg.BM25 in params.legs:
-            legs.insert(0, _lexical(store, query, params, filters)[0])
+            lexical = _lexical(store, query, params, filters)[0]
+            legs.insert(0, [r for r, _ in lexical])
             clock.lap("bm25")
     fused = rrf(legs, k=params.rrf_k)
+    if params.evidence:
+        clock.lap("fusion")
+        return _evidence_recall(
+            store,
+            query,
+            cosines,
+            [r for r, _ in fused],
+            bm25={r: -score for r, score in lexical},
+            reranker=reranker,
+            params=params,
+            filters=filters,
+            now=now,
+            progress=progress,
+            scanner=scanner,
+            clock=clock,
+            notes=notes,
+        )
     keys = store.block_keys([r for r, _ in fused])
     blocks = {r: ((sid, tid), (sid, tid, b)) for r, (sid, tid, b) in keys.items()}
     fused = turn_scores(fused, blocks, bonus=params.turn_bonus)[: max(params.candidates, params.k)]
@@ -130,25 +161,120 @@ def recall(
     return RecallResult(hits, notes, clock.timings, reranked)
 
 
+def _evidence_recall(
+    store: Searchable,
+    query: str,
+    cosines: dict[int, float] | None,
+    fused: list[int],
+    *,
+    bm25: dict[int, float],
+    reranker: Reranker | None,
+    params: RecallParams,
+    filters: Filters,
+    now: datetime,
+    progress: Callable[[str], None] | None,
+    scanner: Scanner,
+    clock: _Clock,
+    notes: list[str],
+) -> RecallResult:
+    """Evidence ranking (funes.retrieval.ranking), optional cross-encoder rerank of the first
+    `candidates` turns, recency and scaffold weights, answers placed beside their prompts,
+    identical passages merged, top k."""
+    ranking = rank_by_evidence(
+        store,
+        query,
+        cosines,
+        fused,
+        bm25=bm25,
+        weights=Weights(
+            lexical_weight=params.lexical_weight,
+            context_share=params.context_share,
+            answer_share=params.answer_share,
+            exchange_share=params.exchange_share,
+            period_penalty=params.period_penalty,
+        ),
+        pool=params.pool,
+        exchange_limit=params.exchange_limit,
+        filters=filters,
+    )
+    clock.lap("evidence")
+    supported = ranking.support >= params.min_support
+    turns = ranking.turns
+    reranked = False
+    if reranker is not None and params.rerank and turns:
+        head = turns[: max(params.candidates, params.k)]
+        if progress is not None:
+            progress(f"reranking {len(head)} candidates…")
+        texts = [guard_chunk(t.chunk, scanner).text for t in head]
+        for t, raw in zip(head, reranker.score(query, texts), strict=True):
+            t.score = sigmoid(raw)
+        turns = sorted(head, key=lambda t: -t.score) + turns[len(head) :]
+        reranked = True
+        clock.lap("rerank")
+    for t in turns:
+        t.score *= recency_weight(
+            parse_ts(t.chunk.ts),
+            now,
+            half_life_days=params.half_life_days,
+            floor=params.recency_floor,
+        ) * (params.scaffold_weight if t.chunk.scaffold else 1.0)
+    turns.sort(key=lambda t: -t.score)  # stable: ties keep the evidence order
+    turns = diversify_sessions(turns, keep=params.session_hits, factor=params.session_share)
+    if params.answers_beside:
+        turns = place_answers(turns)
+    turns = merge_duplicates(turns)[: params.k]
+    clock.lap("recency")
+    hits = [
+        Hit(
+            guard_chunk(t.chunk, scanner),
+            t.score,
+            tuple(guard_chunks(store.neighbors(t.chunk, params.neighbors), scanner)),
+            tuple(guard_chunks(t.duplicates, scanner)),
+        )
+        for t in turns
+    ]
+    clock.lap("neighbors")
+    return RecallResult(
+        hits, notes, clock.timings, reranked, ranking.support, supported, params.min_support
+    )
+
+
+def _vector_depth(store: Searchable, params: RecallParams) -> int:
+    """How deep to read the vector leg: `leg_depth`, or for evidence ranking as many cosines as
+    `cosine_budget` allows for the memory's size (RecallParams.cosine_depth)."""
+    if not params.evidence:
+        return params.leg_depth
+    blocks = -(-max(store.size_hint(), 1) // 1024)
+    return max(params.leg_depth, min(params.cosine_depth, params.cosine_budget // blocks))
+
+
 def _lexical(
-    store: Store, query: str, params: RecallParams, filters: Filters
-) -> tuple[list[int], float]:
-    """The BM25 leg's rowids, best first, and its duration in ms."""
+    store: Searchable, query: str, params: RecallParams, filters: Filters
+) -> tuple[list[tuple[int, float]], float]:
+    """The BM25 leg's (rowid, bm25) pairs, best first (bm25: lower is better), and its
+    duration in ms."""
     t0 = time.perf_counter()
-    rowids = [r for r, _ in store.lexical(query, k=params.leg_depth, filters=filters)]
-    return rowids, (time.perf_counter() - t0) * 1000.0
+    rows = store.lexical(query, k=params.leg_depth, filters=filters)
+    return rows, (time.perf_counter() - t0) * 1000.0
 
 
 def get_turns(
-    store: Store, session_id: str, turn_id: str, *, window: int = 3, scanner: Scanner | None = None
+    store: Searchable,
+    session_id: str,
+    turn_id: str,
+    *,
+    window: int = 3,
+    scanner: Scanner | None = None,
+    filters: Filters = NO_FILTERS,
 ) -> list[TurnView]:
-    """The named turn and the `window` turns on each side, splits reassembled; [] when absent.
+    """The named turn and the `window` turns on each side, splits reassembled; [] when absent
+    (with `filters`: counting and showing only the turns' chunks they admit).
 
     Blocks with chunks stored under older redaction rules are redacted by `scanner` (default:
     the current one) after reassembly, so a secret split across two chunks is caught too.
     """
     scanner = scanner or default_scanner()
-    chunks = store.turns_around(session_id, turn_id, window)
+    chunks = store.turns_around(session_id, turn_id, window, filters=filters)
     views: list[TurnView] = []
     for (seq, tid), turn_chunks in groupby(chunks, key=lambda c: (c.seq, c.turn_id)):
         items = list(turn_chunks)

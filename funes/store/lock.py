@@ -8,7 +8,7 @@ or waits up to a bound (the spool worker).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -17,12 +17,19 @@ from funes.paths import create_private_file
 
 
 @contextmanager
-def writer_lock(path: Path, *, wait_s: float = 0.0, announce: bool = False) -> Iterator[None]:
+def writer_lock(
+    path: Path,
+    *,
+    wait_s: float = 0.0,
+    announce: bool = False,
+    on_wait: Callable[[float], None] | None = None,
+) -> Iterator[None]:
     """Hold the writer lock at `path` for the `with` block.
 
-    `announce`: while waiting, leave a marker (`waiting_marker`) that tells a holder doing
-    deferrable work (a worker embedding a backlog) to let go soon. Raises StoreLocked when
-    another process holds it for longer than `wait_s` seconds.
+    When the lock is taken, `on_wait(wait_s)` is called once (to say that it waits) before
+    waiting. `announce`: while waiting, leave a marker (`waiting_marker`) that tells a holder
+    doing deferrable work (a worker embedding a backlog) to let go soon. Raises StoreLocked
+    when another process holds it for longer than `wait_s` seconds.
     """
     from filelock import FileLock, Timeout  # writers only: readers never load it
 
@@ -37,10 +44,13 @@ def writer_lock(path: Path, *, wait_s: float = 0.0, announce: bool = False) -> I
             if announce:
                 with contextlib.suppress(OSError):
                     create_private_file(marker)
+            if on_wait is not None:
+                on_wait(wait_s)
             lock.acquire(timeout=wait_s)
     except Timeout:
         raise StoreLocked(
-            "another funes process is writing to this memory",
+            "another funes process is writing to this memory"
+            + (f" (waited {wait_s:g} s)" if wait_s > 0 else ""),
             hint="retry in a moment; hooks retry on their own at the next turn",
         ) from None
     finally:

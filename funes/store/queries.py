@@ -8,10 +8,11 @@ searched for as text and never parsed as an operator.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import replace
 from typing import Any
 
 from funes.store.rows import CHUNK_COLUMNS
+from funes.store.scope import NO_FILTERS, Filters
 
 # SQLite binds integers as signed 64-bit; a LIMIT past this is "no limit" anyway.
 _MAX_LIMIT = (1 << 63) - 1
@@ -36,12 +37,10 @@ STOPWORDS = frozenset(
 )
 
 
-def fts_query(text: str) -> str | None:
-    """An FTS5 MATCH expression: every term quoted, OR-ed. None when the text has no terms.
-
-    A term with inner punctuation (`max_connections`, `foo.bar`, `E0432`) stays one quoted
-    string, which FTS5 matches as a phrase of its tokens.
-    """
+def query_terms(text: str) -> list[str]:
+    """The search terms of a query, in order: words (a word with inner punctuation such as
+    `max_connections`, `foo.bar` or `E0432` stays one term), stopwords and repeats (case-folded)
+    dropped."""
     terms: list[str] = []
     seen: set[str] = set()
     for m in _WORD.finditer(text):
@@ -50,35 +49,88 @@ def fts_query(text: str) -> str | None:
         if low in STOPWORDS or low in seen:
             continue
         seen.add(low)
-        terms.append('"' + term.replace('"', '""') + '"')
+        terms.append(term)
+    return terms
+
+
+def quote_term(term: str) -> str:
+    """One term as an FTS5 string (a phrase of its tokens), never an operator."""
+    return '"' + term.replace('"', '""') + '"'
+
+
+def fts_query(text: str) -> str | None:
+    """An FTS5 MATCH expression: every term quoted, OR-ed. None when the text has no terms.
+
+    A term with inner punctuation (`max_connections`, `foo.bar`, `E0432`) stays one quoted
+    string, which FTS5 matches as a phrase of its tokens.
+    """
+    terms = query_terms(text)
     if not terms:
         return None
-    return " OR ".join(terms)
+    return " OR ".join(quote_term(t) for t in terms)
 
 
-@dataclass(frozen=True, slots=True)
-class Filters:
-    """Optional facets a search is restricted to (None = any)."""
-
-    harness: str | None = None
-    block_type: str | None = None
-
-    def sql(self, alias: str = "c") -> tuple[str, dict[str, Any]]:
-        clauses, params = [], {}
-        if self.harness is not None:
-            clauses.append(f"{alias}.origin in (select id from origins where harness = :harness)")
-            params["harness"] = self.harness
-        if self.block_type is not None:
-            clauses.append(f"{alias}.block_type = :block_type")
-            params["block_type"] = self.block_type
-        return (" and " + " and ".join(clauses)) if clauses else "", params
+def document_frequencies(raw: Any, terms: list[str]) -> tuple[int, list[int]]:
+    """(chunks in the memory, for each term the number of chunks FTS5 matches it in)."""
+    total = int(raw.execute("select count(*) from chunks").fetchone()[0])
+    dfs = [
+        int(
+            raw.execute(
+                "select count(*) from chunks_fts where chunks_fts match ?", (quote_term(t),)
+            ).fetchone()[0]
+        )
+        for t in terms
+    ]
+    return total, dfs
 
 
-NO_FILTERS = Filters()
+def turn_chunk_rows(raw: Any, turns: list[tuple[str, int]]) -> list[tuple[Any, ...]]:
+    """Chunk rows (`CHUNK_COLUMNS`) of the (session_id, seq) turns, in session, position order
+    (by the (session, seq) position index, through each session's integer key)."""
+    names = sorted({sid for sid, _ in turns})
+    keys: dict[str, int] = {}
+    for start in range(0, len(names), 500):
+        part = names[start : start + 500]
+        marks = ",".join("?" * len(part))
+        for key, sid in raw.execute(
+            f"select id, session_id from sessions where session_id in ({marks})", part
+        ):
+            keys[str(sid)] = int(key)
+    wanted = [(keys[sid], seq) for sid, seq in turns if sid in keys]
+    out: list[tuple[Any, ...]] = []
+    for start in range(0, len(wanted), 300):
+        chunk = wanted[start : start + 300]
+        pairs = ",".join("(?, ?)" for _ in chunk)
+        out.extend(
+            tuple(r)
+            for r in raw.execute(
+                f"""select {CHUNK_COLUMNS} from chunk_rows where (session, seq) in (values {pairs})
+                    order by session, seq, block_idx, split_idx""",
+                [x for pair in chunk for x in pair],
+            )
+        )
+    return out
+
+
+def session_outline(raw: Any, *, session_id: str, low: int, high: int) -> list[tuple[int, bool]]:
+    """(seq, opens an exchange) of each turn of a session with low ≤ seq ≤ high, in order; a
+    turn opens an exchange when it holds a user prompt (a non-scaffold user text block)."""
+    session = session_key(raw, session_id)
+    if session is None:
+        return []
+    return [
+        (int(r[0]), bool(r[1]))
+        for r in raw.execute(
+            """select seq, max(role = 'user' and block_type = 'text' and not scaffold)
+               from chunks where session = ? and seq between ? and ? group by seq order by seq""",
+            (session, low, high),
+        )
+    ]
 
 
 def lexical(raw: Any, query: str, *, k: int, filters: Filters) -> list[tuple[int, float]]:
-    """(rowid, bm25) of the best `k` chunks for `query`, best first (bm25: lower is better)."""
+    """(rowid, bm25) of the best `k` chunks for `query` among those `filters` admit, best
+    first (bm25: lower is better)."""
     match = fts_query(query)
     if match is None or k <= 0:
         return []
@@ -103,26 +155,25 @@ def lexical(raw: Any, query: str, *, k: int, filters: Filters) -> list[tuple[int
 LEXICAL_ONLY = ("tool_use",)
 
 
+# The deepest KNN query sqlite-vec answers (a larger `k` is an error, not a shorter list).
+KNN_MAX = 4096
+
+
 def semantic(
     raw: Any, vector: bytes, *, element: str, k: int, filters: Filters
 ) -> list[tuple[int, float]]:
-    """(rowid, distance) of the `k` nearest chunks to `vector`, nearest first (block types in
-    LEXICAL_ONLY only when `filters` names one)."""
+    """(rowid, distance) of the `k` nearest chunks to `vector` among those `filters` admit,
+    nearest first (vec0 filters while it ranks: see funes.store.scope); block types in
+    LEXICAL_ONLY only when `filters` names one."""
     if k <= 0:
         return []
+    k = min(k, KNN_MAX)
     probe = "vec_int8(:v)" if element == "int8" else ":v"
-    clauses, params = [], {"v": vector, "k": k}
+    extra, params = filters.vector_sql()
     if filters.block_type is None:  # tool calls are found by BM25 (see LEXICAL_ONLY)
-        clauses.append(f"block_type not in ({', '.join(repr(t) for t in LEXICAL_ONLY)})")
-    if filters.harness is not None:
-        clauses.append("harness = :harness")
-        params["harness"] = filters.harness
-    if filters.block_type is not None:
-        clauses.append("block_type = :block_type")
-        params["block_type"] = filters.block_type
-    extra = (" and " + " and ".join(clauses)) if clauses else ""
+        extra += f" and block_type not in ({', '.join(repr(t) for t in LEXICAL_ONLY)})"
     sql = f"select rowid, distance from chunks_vec where embedding match {probe} and k = :k{extra}"
-    return [(int(r[0]), float(r[1])) for r in raw.execute(sql, params).fetchall()]
+    return [(int(r[0]), float(r[1])) for r in raw.execute(sql, {"v": vector, "k": k, **params})]
 
 
 def by_rowids(raw: Any, rowids: list[int]) -> dict[int, tuple[Any, ...]]:
@@ -143,6 +194,18 @@ def session_key(raw: Any, session_id: str) -> int | None:
     """The integer key of `session_id` in `sessions` (None when no chunk has it)."""
     row = raw.execute("select id from sessions where session_id = ?", (session_id,)).fetchone()
     return None if row is None else int(row[0])
+
+
+def sessions_starting(raw: Any, prefix: str, *, limit: int) -> list[str]:
+    """Up to `limit` session ids that start with `prefix` (an exact id first), in id order."""
+    rows = raw.execute(
+        """select session_id from sessions
+           where substr(session_id, 1, length(:p)) = :p and exists
+               (select 1 from chunks c where c.session = sessions.id)
+           order by session_id != :p, session_id limit :n""",
+        {"p": prefix, "n": _limit(limit)},
+    ).fetchall()
+    return [str(r[0]) for r in rows]
 
 
 def block_keys(raw: Any, rowids: list[int]) -> dict[int, tuple[str, str, int]]:
@@ -219,37 +282,70 @@ def adjacent(
     return [tuple(r) for r in reversed(before)] + [tuple(r) for r in after]
 
 
-def turn_seq(raw: Any, *, session_id: str, turn_id: str) -> int | None:
+def turn_seq(
+    raw: Any, *, session_id: str, turn_id: str, filters: Filters = NO_FILTERS
+) -> int | None:
+    """The position of turn `turn_id` in a session: stored there (among chunks `filters`
+    admit), or linked to the session that holds it (a replayed record); None when the session
+    has no such turn."""
     session = session_key(raw, session_id)
     if session is None:
         return None
+    where, params = filters.sql("c")
     row = raw.execute(
-        "select seq from chunks where session = ? and turn_id = ? limit 1", (session, turn_id)
+        f"select seq from chunks c where session = :s and turn_id = :t{where} limit 1",
+        {"s": session, "t": turn_id, **params},
     ).fetchone()
+    if row is None:
+        row = raw.execute(
+            "select seq from turn_links where session = ? and turn_id = ? limit 1",
+            (session, turn_id),
+        ).fetchone()
     return None if row is None else int(row[0])
 
 
-def turns_window(raw: Any, *, session_id: str, seq: int, window: int) -> list[tuple[Any, ...]]:
-    """Chunks of the turns within `window` turn positions of `seq`, in order."""
+# A linked turn's chunks, read from the session that holds them, at the linking position.
+_LINKED_COLUMNS = ", ".join(
+    "l.seq as seq" if name.strip() == "seq" else f"c.{name.strip()}"
+    for name in CHUNK_COLUMNS.split(",")
+)
+
+
+def turns_window(
+    raw: Any, *, session_id: str, seq: int, window: int, filters: Filters = NO_FILTERS
+) -> list[tuple[Any, ...]]:
+    """Chunks of the turns within `window` turn positions of `seq`, in order, counting and
+    showing only chunks `filters` admit. A position that links to another session's turn (a
+    replayed record stored once) shows that turn (the session filter is the window's own)."""
     session = session_key(raw, session_id)
     if session is None:
         return []
+    where, params = filters.sql("c")
+    linked_where, linked_params = replace(filters, session=None).sql("c")
+    positions = f"""select seq from chunks c where session = :s and seq {{op}} :seq{where}
+                   union select l.seq from turn_links l
+                   join chunks c on c.session = l.holder and c.turn_id = l.turn_id
+                   where l.session = :s and l.seq {{op}} :seq{linked_where}"""
+    args = {"s": session, "seq": seq, "n": _limit(window), **params, **linked_params}
     before = raw.execute(
-        "select distinct seq from chunks where session = ? and seq < ? order by seq desc limit ?",
-        (session, seq, _limit(window)),
+        f"select seq from ({positions.format(op='<')}) order by seq desc limit :n", args
     ).fetchall()
     after = raw.execute(
-        "select distinct seq from chunks where session = ? and seq > ? order by seq limit ?",
-        (session, seq, _limit(window)),
+        f"select seq from ({positions.format(op='>')}) order by seq limit :n", args
     ).fetchall()
     low = min([int(r[0]) for r in before] + [seq])
     high = max([int(r[0]) for r in after] + [seq])
     return [
         tuple(r)
         for r in raw.execute(
-            f"""select {CHUNK_COLUMNS} from chunk_rows where session = ? and seq between ? and ?
+            f"""select {CHUNK_COLUMNS} from chunk_rows c where session = :s
+                and seq between :low and :high{where}
+                union all
+                select {_LINKED_COLUMNS} from turn_links l
+                join chunk_rows c on c.session = l.holder and c.turn_id = l.turn_id
+                where l.session = :s and l.seq between :low and :high{linked_where}
                 order by seq, block_idx, split_idx""",
-            (session, low, high),
+            {"s": session, "low": low, "high": high, **params, **linked_params},
         )
     ]
 
@@ -285,7 +381,7 @@ def owed_vectors(
     raw: Any, *, limit: int, max_priority: int | None = None
 ) -> list[tuple[int, str, str, str]]:
     """(rowid, text, harness, block_type) of up to `limit` chunks owed a vector, in the order
-    they are computed: priority, then newest turn first (`vectors_owed`, schema 3)."""
+    they are computed: priority, then newest turn first (`vectors_owed`, schema 5)."""
     where = "where o.priority <= :p" if max_priority is not None else ""
     rows = raw.execute(
         f"""select c.rowid, c.text, c.harness, c.block_type from vectors_owed o

@@ -85,23 +85,32 @@ def vector_meta(raw: Any, rowids: list[int]) -> dict[int, tuple[str, str]]:
     return out
 
 
-def gate_rows(raw: Any, *, after_rowid: int = 0) -> Iterator[tuple[str, str, str, int, int, str]]:
-    """(id, session_id, turn_id, block_idx, split_idx, text) block by block: every chunk of each
-    block that has at least one chunk with rowid > `after_rowid` (0: every chunk)."""
+def gate_rows(
+    raw: Any, *, after_rowid: int = 0
+) -> Iterator[tuple[str, str, str, int, int, str, int]]:
+    """(id, session_id, turn_id, block_idx, split_idx, text, redaction_version) block by block:
+    every chunk of each block that has at least one chunk with rowid > `after_rowid` (0: all)."""
     if after_rowid <= 0:
         yield from raw.execute(
-            """select id, session_id, turn_id, block_idx, split_idx, text from chunk_rows
-               order by session_id, turn_id, block_idx, split_idx"""
+            """select id, session_id, turn_id, block_idx, split_idx, text, redaction_version
+               from chunk_rows order by session_id, turn_id, block_idx, split_idx"""
         )
         return
     yield from raw.execute(
-        """select c.id, c.session_id, c.turn_id, c.block_idx, c.split_idx, c.text from chunk_rows c
+        """select c.id, c.session_id, c.turn_id, c.block_idx, c.split_idx, c.text,
+                  c.redaction_version from chunk_rows c
            join (select distinct session, seq, turn_id, block_idx from chunks where rowid > ?) b
              on b.session = c.session and b.seq = c.seq and b.block_idx = c.block_idx
              and b.turn_id = c.turn_id
            order by c.session_id, c.turn_id, c.block_idx, c.split_idx""",
         (after_rowid,),
     )
+
+
+def owed_rescan(raw: Any, version: int) -> int:
+    """How many chunks were stored under rules older than `version`."""
+    row = raw.execute("select count(*) from chunks where redaction_version < ?", (version,))
+    return int(row.fetchone()[0])
 
 
 def max_rowid(raw: Any) -> int:

@@ -44,6 +44,8 @@ class StoredChunk:
     parent_session_id: str | None
     scaffold: bool
     redaction_version: int
+    model: str | None = None  # the model that wrote the turn (schema 3)
+    session_label: str | None = None  # the session's short name (schema 3)
 
     @classmethod
     def from_row(cls, row: Sequence[Any]) -> StoredChunk:

@@ -149,7 +149,59 @@ MIGRATIONS: tuple[str, ...] = (
         join sessions s on s.id = c.session
         join origins o on o.id = c.origin;
     """,
-    # 3: what is owed is tracked, not searched for (issue 15: no full-table scan per run).
+    # 3: what real transcripts needed (issue 13). `origins.model`: the model that wrote a turn
+    # (assistant turns). `sessions.label`: the short name recall headers show. `turn_links`:
+    # a turn of one session whose record is held by another session (a Claude Code record
+    # replayed under the same uuid by --resume or an aside_question subagent): stored once,
+    # shown in `get` context at its position in both. `chunks_by_turn_id` (one entry per
+    # block, not per chunk: split 0 only) finds whether a turn id is already held.
+    """
+    alter table origins add column model text;
+    alter table sessions add column label text;
+    create table turn_links (
+        session integer not null references sessions (id),
+        seq integer not null,
+        turn_id text not null,
+        holder integer not null references sessions (id),
+        primary key (session, seq)
+    ) without rowid;
+    create index chunks_by_turn_id on chunks (turn_id) where split_idx = 0;
+    drop view chunk_rows;
+    create view chunk_rows as
+        select c.rowid as rowid, c.id as id, c.text as text, s.session_id as session_id,
+            c.turn_id as turn_id, c.parent_id as parent_id, c.seq as seq, c.ts as ts,
+            c.role as role, c.block_type as block_type, c.block_idx as block_idx,
+            c.split_idx as split_idx, c.tool_name as tool_name, o.harness as harness,
+            o.workdir as workdir, o.cwd as cwd, o.git_branch as git_branch, o.host as host,
+            o.source_path as source_path, o.parent_session_id as parent_session_id,
+            c.scaffold as scaffold, c.redaction_version as redaction_version,
+            o.model as model, s.label as session_label,
+            c.session as session, c.origin as origin
+        from chunks c
+        join sessions s on s.id = c.session
+        join origins o on o.id = c.origin;
+    """,
+    # 4: forgetting (`funes forget`). `forgotten` holds what must never be stored again: a
+    # session id (kind `session`), or a rule (kind `rule`, a JSON object with `before` and/or
+    # `project`) that new sessions are checked against before their chunks are written.
+    # `forgotten_copies` remembers, per forgotten session, the remotes this host had pushed
+    # its chunks to (from the push receipts), until `funes forget --remote` deletes them there.
+    # (`if not exists`: a migration of this table is idempotent whatever its number.)
+    """
+    create table if not exists forgotten (
+        kind text not null,
+        value text not null,
+        forgotten_at text not null,
+        primary key (kind, value)
+    ) without rowid;
+    create table if not exists forgotten_copies (
+        session_id text not null,
+        remote text not null,
+        chunks integer not null,
+        primary key (session_id, remote)
+    ) without rowid;
+    """,
+    # 5: what is owed is tracked, not searched for (issue 15: no full-table scan per run).
     # `vectors_owed` holds every chunk stored without a vector, with the priority its vector
     # is computed in (OWED_PRIORITY: prose, then tool output, then tool calls) and its turn
     # time (newest first within a priority). A row leaves when its chunk gets a vector or is
@@ -167,7 +219,7 @@ MIGRATIONS: tuple[str, ...] = (
     end;
     insert into meta (key, value) select 'owed_scan', '1' where exists (select 1 from chunks);
     """,
-    # 4: every change to chunks_vec (a vector written or dropped) is logged by rowid, so the
+    # 6: every change to chunks_vec (a vector written or dropped) is logged by rowid, so the
     # auxiliary vector index beside a large memory (funes.store.vecindex) catches up from the
     # log instead of re-reading the table; its writer trims what it has applied. `memory_id`
     # (random) tells that file which memory it belongs to.

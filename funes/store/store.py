@@ -9,22 +9,25 @@ Vectors arrive as arrays; the store never loads a model and never parses a trans
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from funes.chunks import Chunk, prompt_context
 from funes.errors import IncompatibleStore, StoreError
-from funes.store import meta, queries, redaction, vecindex, writes
+from funes.store import forgetting, listing, meta, queries, reconcile, redaction, vecindex, writes
 from funes.store.db import Connection, connect, open_hint
+from funes.store.forgetting import ForgetRule
 from funes.store.handle import reads
+from funes.store.listing import SessionSummary
 from funes.store.lock import waiting_marker, writer_lock
-from funes.store.meta import now_utc
+from funes.store.meta import VECTOR_SCALE, now_utc
 from funes.store.provenance import Keys
-from funes.store.queries import NO_FILTERS, Filters
+from funes.store.reconcile import Held
 from funes.store.rows import StoredChunk, StoreState, StoreStats, UnitRecord
 from funes.store.schema import SCHEMA_VERSION, migrate, upgrade
+from funes.store.scope import NO_FILTERS, Filters
 from funes.store.upkeep import RedactionUpkeep
 from funes.traces import printable
 
@@ -38,6 +41,8 @@ log = logging.getLogger(__name__)
 class Store(RedactionUpkeep):
     """An open memory. Not thread-safe: one Store per thread or process (`reader()` gives a
     second thread its own)."""
+
+    forgotten_refused: int = 0  # chunks `add` refused since opening: their session is forgotten
 
     # -- opening -------------------------------------------------------------------------
 
@@ -123,14 +128,20 @@ class Store(RedactionUpkeep):
     # -- writing -------------------------------------------------------------------------
 
     @contextmanager
-    def writing(self, *, wait_s: float = 0.0, announce: bool = False) -> Iterator[Store]:
-        """Hold the memory's single-writer lock, waiting up to `wait_s` for it (`announce`:
-        asking a holder doing deferrable work to let go, see `writer_waiting`). Raises
-        StoreLocked when it stays taken."""
+    def writing(
+        self,
+        *,
+        wait_s: float = 0.0,
+        announce: bool = False,
+        on_wait: Callable[[float], None] | None = None,
+    ) -> Iterator[Store]:
+        """Hold the memory's single-writer lock, waiting up to `wait_s` for another writer
+        (`on_wait(wait_s)` is told first; `announce`: asking a holder doing deferrable work
+        to let go, see `writer_waiting`). Raises StoreLocked when it stays taken."""
         if self._lock_path is None:
             yield self
             return
-        with writer_lock(self._lock_path, wait_s=wait_s, announce=announce):
+        with writer_lock(self._lock_path, wait_s=wait_s, announce=announce, on_wait=on_wait):
             yield self
             self.sync_vector_index()
 
@@ -181,8 +192,10 @@ class Store(RedactionUpkeep):
     ) -> int:
         """Store chunks (and their vectors, row i ↔ chunks[i]) in one transaction.
 
-        Chunks whose id is already stored are skipped. Returns how many were written.
+        Chunks whose id is already stored are skipped, and chunks of forgotten sessions
+        refused (`forgotten_refused` counts them). Returns how many were written.
         """
+        chunks = list(chunks)  # read twice (the forgotten check, then the inserts)
         if not chunks:
             return 0
         blobs = (
@@ -199,7 +212,11 @@ class Store(RedactionUpkeep):
             if self.state() is StoreState.EMPTY:
                 redaction.set_floor(self._raw, redaction_version)
             keys = Keys(self._raw)
+            refused = self._refuse_forgotten(chunks)
             for i, c in enumerate(chunks):
+                if c.session_id in refused:
+                    self.forgotten_refused += 1
+                    continue
                 rowid = writes.insert_chunk(
                     self._raw, keys, c, redaction_version=redaction_version, owed=blobs is None
                 )
@@ -212,6 +229,167 @@ class Store(RedactionUpkeep):
             if lowered:
                 redaction.set_floor(self._raw, redaction_version)
         return written
+
+    @reads
+    def forgotten_among(self, chunks: Sequence[Chunk]) -> tuple[set[str], set[str]]:
+        """(session ids among `chunks` that are forgotten, those a forget rule catches now)."""
+        if not self._has_schema:
+            return set(), set()
+        dead = forgetting.tombstones(self._raw, (c.session_id for c in chunks))
+        caught = {
+            c.session_id
+            for c in chunks
+            if c.session_id not in dead.sessions
+            and any(rule.matches(c.ts, c.cwd, c.workdir) for rule in dead.rules)
+        }
+        return dead.sessions, caught
+
+    def _refuse_forgotten(self, chunks: Sequence[Chunk]) -> set[str]:
+        """The session ids among `chunks` that must not be stored: forgotten ones, and those a
+        forget rule catches now (tombstoned here, and any chunk of them already stored goes),
+        inside the caller's transaction (funes.store.forgetting)."""
+        refused, caught = self.forgotten_among(chunks)
+        if caught:
+            forgetting.record(self._raw, "session", sorted(caught), at=now_utc())
+            forgetting.delete_sessions(
+                self._raw, sorted(caught), vectors=self._conn.vectors and self.model_id is not None
+            )
+        return refused | caught
+
+    def forget(self, session_ids: Sequence[str], *, rule: ForgetRule | None = None) -> int:
+        """One transaction: tombstone `session_ids` (and `rule`, which later writes check),
+        delete their chunks, vectors and FTS rows. Returns chunks deleted. The freed text is
+        then purged from free pages and the WAL (`purge_freed_text`)."""
+        at = now_utc()
+        with self._tx():
+            forgetting.record(self._raw, "session", session_ids, at=at)
+            if rule is not None:
+                forgetting.record(self._raw, "rule", [rule.encode()], at=at)
+            deleted = forgetting.delete_sessions(
+                self._raw, session_ids, vectors=self._conn.vectors and self.model_id is not None
+            )
+        self.purge_freed_text()
+        return deleted
+
+    @reads
+    def sessions_matching(self, rule: ForgetRule) -> list[str]:
+        """Ids of the stored sessions `rule` forgets."""
+        return forgetting.sessions_matching(self._raw, rule) if self._has_schema else []
+
+    @reads
+    def session_chunk_ids(self, session_ids: Sequence[str]) -> dict[str, list[str]]:
+        """The chunk ids of each session (sessions without chunks absent)."""
+        rows = forgetting.session_chunks(self._raw, list(session_ids))
+        return {sid: [cid for _, cid in found] for sid, found in rows.items()}
+
+    def note_forgotten_copies(self, copies: Sequence[tuple[str, str, int]]) -> None:
+        """Remember (session id, remote label, chunks) of forgotten sessions still on remotes."""
+        with self._tx():
+            forgetting.note_copies(self._raw, copies)
+
+    def drop_forgotten_copies(self, remote: str) -> None:
+        """`remote` holds no forgotten session any more."""
+        with self._tx():
+            forgetting.drop_copies(self._raw, remote)
+
+    @reads
+    def forgotten_copies(self) -> dict[str, tuple[int, int]]:
+        """remote label → (forgotten sessions it still holds, their chunks there)."""
+        return forgetting.copies(self._raw) if self._has_schema else {}
+
+    @reads
+    def forgotten(self) -> tuple[list[str], list[ForgetRule]]:
+        """(forgotten session ids, the forget rules that later writes check)."""
+        if not self._has_schema:
+            return [], []
+        _, values = forgetting.summary(self._raw)
+        rules = [r for r in map(ForgetRule.decode, values) if r is not None]
+        return forgetting.forgotten_sessions(self._raw), rules
+
+    # -- re-reading a unit (funes.ingest.reconcile decides, these read and write) ---------
+
+    def held(self, ids: Sequence[str]) -> dict[str, Held]:
+        """The stored chunks among `ids`, keyed by id, as a re-read compares them."""
+        return reconcile.held(self._raw, list(ids)) if self._has_schema else {}
+
+    def superseded(
+        self,
+        *,
+        source_path: str,
+        turn_ids: Sequence[str],
+        keep: set[str],
+        block_types: Sequence[str],
+        blocks: Sequence[tuple[str, int, str, int]] = (),
+    ) -> list[int]:
+        """Rowids of chunks of `turn_ids` read from `source_path` whose id is not in `keep`
+        (see `funes.store.reconcile.superseded`)."""
+        return reconcile.superseded(
+            self._raw, source_path=source_path, turn_ids=list(turn_ids), keep=keep,
+            block_types=list(block_types), blocks=list(blocks),
+        )  # fmt: skip
+
+    def holder(
+        self, turn_id: str, *, harness: str, session_id: str, source_path: str
+    ) -> tuple[str, int] | None:
+        """(session id, first rowid) of another session, read from another file, that already
+        holds turn `turn_id`; None when none does."""
+        return reconcile.holder(
+            self._raw, turn_id, harness=harness, not_session=session_id, not_source=source_path
+        )
+
+    def first_rowid(self, session_id: str, turn_id: str) -> int | None:
+        return reconcile.first_rowid(self._raw, session_id, turn_id)
+
+    def turn_sessions(self, turn_id: str) -> set[int]:
+        """Keys of the sessions that store turn `turn_id` (cheap: one index lookup)."""
+        return reconcile.turn_sessions(self._raw, turn_id) if self._has_schema else set()
+
+    def session_key(self, session_id: str) -> int | None:
+        return queries.session_key(self._raw, session_id) if self._has_schema else None
+
+    def linked(self, session_id: str) -> set[str]:
+        """Turn ids `session_id` shows through links to the session that holds them."""
+        return reconcile.linked(self._raw, session_id) if self._has_schema else set()
+
+    def reconcile(
+        self,
+        *,
+        rewrites: Sequence[tuple[int, Chunk]] = (),
+        vectors: NDArray[np.float32] | None = None,
+        touches: Sequence[tuple[int, Chunk]] = (),
+        drop: Sequence[int] = (),
+        links: Sequence[tuple[str, int, str, str]] = (),
+        unlinks: Sequence[tuple[str, Sequence[str]]] = (),
+        redaction_version: int = 0,
+    ) -> None:
+        """One transaction bringing stored rows up to a re-read: `rewrites` (rowid, chunk) get the
+        chunk's text, provenance and a new vector (`vectors[i]`; without vectors the old one is
+        dropped and a later backfill embeds it); `touches` get provenance only (their vectors
+        stay); `drop` rowids are deleted with their vectors; `links` (session, seq, turn id,
+        holder session) record turns another session holds; `unlinks` (session, turn ids)
+        forget links of turns a session now stores itself."""
+        has_vec = self._conn.vectors and self.model_id is not None
+        blobs = self._vector_bytes(vectors) if vectors is not None and has_vec else None
+        with self._tx():
+            keys = Keys(self._raw)
+            for i, (rowid, chunk) in enumerate(rewrites):
+                reconcile.update(self._raw, keys, rowid, chunk, redaction_version=redaction_version)
+                if has_vec:
+                    writes.delete_vector(self._raw, rowid)
+                if blobs is not None:
+                    self._insert_vector(
+                        rowid, blobs[i], chunk.harness.value, chunk.block_type.value
+                    )
+            for rowid, chunk in touches:
+                reconcile.update(self._raw, keys, rowid, chunk, redaction_version=redaction_version)
+            if drop:
+                redaction.delete(self._raw, list(drop), vectors=has_vec)
+            for session_id, seq, turn_id, holder in links:
+                reconcile.link(
+                    self._raw, keys, session_id=session_id, seq=seq, turn_id=turn_id, holder=holder
+                )
+            for session_id, turn_ids in unlinks:
+                reconcile.unlink(self._raw, session_id=session_id, turn_ids=list(turn_ids))
 
     def owed_vectors(
         self, *, limit: int, max_priority: int | None = None
@@ -322,11 +500,58 @@ class Store(RedactionUpkeep):
         return self._vector_index.search(self._raw, expect, query, k)
 
     @reads
+    def document_frequencies(self, terms: Sequence[str]) -> tuple[int, list[int]]:
+        """(chunks in the memory, chunks FTS5 matches each term in), for IDF weights."""
+        return queries.document_frequencies(self._raw, list(terms))
+
+    @reads
+    def size_hint(self) -> int:
+        """The largest chunk rowid: the number of chunks ever stored (deletions not subtracted),
+        read from the rowid index at once."""
+        row = self._raw.execute("select max(rowid) from chunks").fetchone()
+        return int(row[0] or 0)
+
+    def cosine(self, distance: float) -> float:
+        """The cosine of two unit vectors whose stored forms lie `distance` apart (what
+        `semantic` returns): 1 − d²/2, with d in units of the int8 scale for int8 vectors
+        (measured on the dev set: within 0.002 of the cosine of the stored vectors)."""
+        scale = float(self._meta.get("vector_scale", VECTOR_SCALE))
+        unit = scale if self.vector_element == "int8" else 1.0
+        return 1.0 - (distance / unit) ** 2 / 2.0
+
+    @reads
+    def turn_chunks(self, turns: Sequence[tuple[str, int]]) -> list[StoredChunk]:
+        """Every chunk of the given (session_id, seq) turns, in session then position order."""
+        rows = queries.turn_chunk_rows(self._raw, sorted(set(turns)))
+        return [StoredChunk.from_row(r) for r in rows]
+
+    @reads
+    def session_outline(self, session_id: str, low: int, high: int) -> list[tuple[int, bool]]:
+        """(seq, holds a user prompt) of each turn of a session with low ≤ seq ≤ high."""
+        return queries.session_outline(self._raw, session_id=session_id, low=low, high=high)
+
+    @reads
     def fetch(self, rowids: Sequence[int]) -> dict[int, StoredChunk]:
         return {
             r: StoredChunk.from_row(row)
             for r, row in queries.by_rowids(self._raw, list(rowids)).items()
         }
+
+    @reads
+    def sessions_starting(self, prefix: str, *, limit: int = 10) -> list[str]:
+        """Up to `limit` ids of sessions with chunks whose id starts with `prefix`."""
+        if not self._has_schema:
+            return []
+        return queries.sessions_starting(self._raw, prefix, limit=limit)
+
+    @reads
+    def session_summaries(
+        self, filters: Filters = NO_FILTERS, *, prompt: str | None = None, limit: int, offset: int
+    ) -> tuple[int, list[SessionSummary]]:
+        """(sessions matching, one page of them) newest first (funes.store.listing)."""
+        if not self._has_schema:
+            return 0, []
+        return listing.summaries(self._raw, filters, prompt=prompt, limit=limit, offset=offset)
 
     @reads
     def block_keys(self, rowids: Sequence[int]) -> dict[int, tuple[str, str, int]]:
@@ -362,13 +587,16 @@ class Store(RedactionUpkeep):
         return [StoredChunk.from_row(r) for r in rows]
 
     @reads
-    def turns_around(self, session_id: str, turn_id: str, window: int) -> list[StoredChunk]:
-        """Chunks of the turn and of the `window` turns on each side, in order ([] when absent)."""
-        seq = queries.turn_seq(self._raw, session_id=session_id, turn_id=turn_id)
+    def turns_around(
+        self, session_id: str, turn_id: str, window: int, *, filters: Filters = NO_FILTERS
+    ) -> list[StoredChunk]:
+        """Chunks of the turn and of the `window` turns on each side, in order ([] when absent);
+        with `filters`, only chunks they admit (the named turn too)."""
+        seq = queries.turn_seq(self._raw, session_id=session_id, turn_id=turn_id, filters=filters)
         if seq is None:
             return []
         rows = queries.turns_window(
-            self._raw, session_id=session_id, seq=seq, window=max(window, 0)
+            self._raw, session_id=session_id, seq=seq, window=max(window, 0), filters=filters
         )
         return [StoredChunk.from_row(r) for r in rows]
 

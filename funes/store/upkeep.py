@@ -45,7 +45,7 @@ class RedactionUpkeep(StoreHandle):
         """One transaction: set new texts (`updates[i]` ↔ `vectors[i]`, replacing old vectors),
         delete the `drop` chunks (and their vectors), and record `redaction_version` on the
         rewritten and on the `passed` (scanned clean) chunks. FTS follows via triggers. Without
-        `vectors`, a rewritten chunk loses its old vector (`chunks_without_vectors` lists it)."""
+        `vectors`, a rewritten chunk loses its old vector and is owed one (`owed_vectors`)."""
         has_vec = self._conn.vectors and self.model_id is not None
         blobs = self._vector_bytes(vectors) if vectors is not None and has_vec else None
         meta = (
@@ -88,10 +88,17 @@ class RedactionUpkeep(StoreHandle):
         with self._tx():
             redaction.set_floor(self._raw, version)
 
-    def gate_rows(self, *, after_rowid: int = 0) -> Iterator[tuple[str, str, str, int, int, str]]:
-        """(id, session_id, turn_id, block_idx, split_idx, text) block by block: every chunk of
-        the blocks touched by rows after `after_rowid` (0: every chunk)."""
+    def gate_rows(
+        self, *, after_rowid: int = 0
+    ) -> Iterator[tuple[str, str, str, int, int, str, int]]:
+        """(id, session_id, turn_id, block_idx, split_idx, text, redaction_version) block by
+        block: every chunk of the blocks touched by rows after `after_rowid` (0: all)."""
         return redaction.gate_rows(self._raw, after_rowid=after_rowid)
+
+    @reads
+    def owed_rescan(self, version: int) -> int:
+        """Chunks stored under redaction rules older than `version` (scrub or index fixes them)."""
+        return redaction.owed_rescan(self._raw, version) if self._has_schema else 0
 
     @reads
     def max_rowid(self) -> int:

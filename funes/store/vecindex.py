@@ -13,7 +13,7 @@ sqlite-vec computes — and the best `k` returned. It holds what the vector leg 
 neighbour is missed only when its code ranks it out of the candidates.
 
 SQLite stays the store of record. Every change to chunks_vec appends the chunk's rowid to
-`vector_log` (schema 4). The file records the last log entry it reflects (`seq`); a reader
+`vector_log` (schema 6). The file records the last log entry it reflects (`seq`); a reader
 re-reads, from chunks_vec itself, the vectors of every rowid logged after it, and leaves out
 that rowid's rows in the file, so a vector written, replaced or deleted after the file was last
 synced is seen as SQLite has it: nothing deleted is returned and nothing new is missed. Writers

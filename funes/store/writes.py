@@ -35,7 +35,7 @@ def insert_chunk(
     c = chunk
     origin = (
         c.harness.value, c.workdir, c.cwd, c.git_branch, c.host, c.source_path,
-        c.parent_session_id,
+        c.parent_session_id, c.model,
     )  # fmt: skip
     cur = raw.execute(
         """insert or ignore into chunks (id, text, session, turn_id, parent_id, seq, ts,
@@ -45,7 +45,7 @@ def insert_chunk(
         (
             c.id,
             c.text,
-            keys.session(c.session_id),
+            keys.session(c.session_id, c.session_label),
             c.turn_id,
             c.parent_id,
             c.seq,
@@ -92,7 +92,7 @@ def delete_vector(raw: Any, rowid: int) -> None:
 
 
 def log_vectors(raw: Any, rowids: Sequence[int]) -> None:
-    """Record that the vectors of `rowids` changed (written or dropped): schema 4's
+    """Record that the vectors of `rowids` changed (written or dropped): schema 6's
     `vector_log`, which the auxiliary vector index catches up from (funes.store.vecindex)."""
     raw.executemany("insert into vector_log (rowid) values (?)", [(r,) for r in rowids])
 

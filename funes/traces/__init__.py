@@ -8,42 +8,56 @@ fixtures/<agent>/, and its installer in installers/.
 from __future__ import annotations
 
 from funes.traces.agents import AGENTS, Agent, AgentHomes, installable
+from funes.traces.checkout import checkout_identities, repo_identity
 from funes.traces.discover import discover, sources_for_path
+from funes.traces.hermes import names_session
+from funes.traces.labels import MAX_LABEL, short_id
 from funes.traces.model import (
     Block,
     BlockType,
     Harness,
     Role,
+    ToolStatus,
     Turn,
     clean_text,
     iso_utc,
     normalize_ts,
     parse_ts,
     printable,
+    quote_passage,
     strip_terminal_controls,
     workdir_facet,
 )
+from funes.traces.parquet import ParquetSource
 from funes.traces.source import ReadStats, TraceSource, Unit
 
 __all__ = [
     "AGENTS",
+    "MAX_LABEL",
     "Agent",
     "AgentHomes",
     "Block",
     "BlockType",
     "Harness",
+    "ParquetSource",
     "ReadStats",
     "Role",
+    "ToolStatus",
     "TraceSource",
     "Turn",
     "Unit",
+    "checkout_identities",
     "clean_text",
     "discover",
     "installable",
     "iso_utc",
+    "names_session",
     "normalize_ts",
     "parse_ts",
     "printable",
+    "quote_passage",
+    "repo_identity",
+    "short_id",
     "sources_for_path",
     "strip_terminal_controls",
     "workdir_facet",

@@ -21,13 +21,14 @@ from pathlib import Path
 from typing import Any
 
 from funes.paths import environment, user_home
-from funes.traces.claude_code import ClaudeCodeSource, read_claude_file
+from funes.traces.claude_code import ClaudeCodeSource, claude_unit, read_claude_file
 from funes.traces.codex import CodexSource, read_codex_file
 from funes.traces.hermes import HermesSource
+from funes.traces.hermes_jsonl import is_hermes_jsonl_header, read_hermes_jsonl
 from funes.traces.model import Harness, Turn
 from funes.traces.parquet import ParquetSource
 from funes.traces.pi import PiSource, is_pi_header, read_pi_file
-from funes.traces.source import ReadStats, TraceSource
+from funes.traces.source import ReadStats, TraceSource, Unit
 
 FileReader = Callable[[Path, ReadStats], Iterator[Turn]]
 
@@ -42,6 +43,7 @@ class Agent:
     source: Callable[[Path], TraceSource]  # the source over the agent's home
     sniff: Callable[[Mapping[str, Any]], bool]  # does this first JSONL record belong to it?
     read_file: FileReader | None = None  # parse one JSONL file of it (None: not file-based)
+    file_unit: Callable[[Path], Unit | None] | None = None  # its Unit of one file (None: plain)
     home_var: str | None = None  # the agent's own override of its home (None: no home)
     home_default: tuple[str, ...] = ()  # its home under the user's HOME
     session_dirs: tuple[str, ...] = ()  # under its home, where it writes sessions ("": the home)
@@ -49,6 +51,9 @@ class Agent:
     watch_recursive: bool = True  # its session folders nest (`funes watch` observes subfolders)
     installer: str | None = None  # its module in installers/ (None: funes cannot be added)
     hook_events: Mapping[str, bool] = field(default_factory=dict)  # event → asks for a sweep
+    # session boundaries: after these hook events a memory the agent is bound to is published
+    # (the session ended, or a new one started: a catch-up for an end whose hook never ran)
+    publish_events: tuple[str, ...] = ()
 
     def make(self, homes: AgentHomes) -> TraceSource:
         """The source over this agent's home on this machine."""
@@ -83,6 +88,7 @@ AGENTS: dict[Harness, Agent] = {
             source=ClaudeCodeSource,
             sniff=_any_record,
             read_file=read_claude_file,
+            file_unit=claude_unit,  # also signs the spilled tool results and .meta.json
             home_var="CLAUDE_CONFIG_DIR",
             home_default=(".claude",),
             session_dirs=("projects",),
@@ -93,6 +99,7 @@ AGENTS: dict[Harness, Agent] = {
                 "SessionEnd": False,
                 "SessionStart": True,
             },
+            publish_events=("SessionEnd", "SessionStart"),
         ),
         Agent(
             Harness.CODEX,
@@ -106,6 +113,7 @@ AGENTS: dict[Harness, Agent] = {
             session_dirs=("sessions", "archived_sessions"),
             installer="codex",
             hook_events={"agent-turn-complete": False, "Stop": False, "SessionStart": True},
+            publish_events=("SessionStart",),  # `codex exec` does not run SessionEnd reliably
         ),
         Agent(
             Harness.PI,
@@ -119,13 +127,15 @@ AGENTS: dict[Harness, Agent] = {
             session_dirs=("sessions",),
             installer="pi",
             hook_events={"agent_end": False, "session_shutdown": False, "session_start": True},
+            publish_events=("session_shutdown", "session_start"),
         ),
         Agent(
             Harness.HERMES,
             name="hermes",
             label="Hermes",
             source=HermesSource,
-            sniff=_never,
+            sniff=is_hermes_jsonl_header,  # a sessions/*.jsonl given as a path
+            read_file=read_hermes_jsonl,  # (the sweep reads state.db)
             home_var="HERMES_HOME",
             home_default=(".hermes",),
             session_dirs=("",),
@@ -137,6 +147,7 @@ AGENTS: dict[Harness, Agent] = {
                 "on_session_finalize": False,
                 "on_session_start": True,
             },
+            publish_events=("on_session_finalize", "on_session_start"),
         ),
         Agent(
             Harness.PARQUET,

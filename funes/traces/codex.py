@@ -16,6 +16,12 @@ Scaffolding: developer/system messages (permissions, skills, collaboration instr
 are skipped; user-role harness text (`<environment_context>`, AGENTS.md dumps, …) and
 compaction summaries are kept with `Turn.scaffold` set.
 
+Facets: `cwd` from `session_meta` (or, in old rollouts whose header has none, the `<cwd>` of
+the first `<environment_context>` block), then each `turn_context`; `project` stays the first
+one (one workdir facet per session); `model` from `turn_context.model` on assistant turns.
+Tool outputs written as a JSON envelope `{"output": "…", "metadata": {…}}` (older
+`function_call_output` and `custom_tool_call_output` items) are indexed by their output text.
+
 Session id = `session_meta.payload.id` (else the uuid in the file name). One thread can
 span several rollout files: turn ids hash the file stem, and a continuation file (its
 `session_meta` line written more than `_CONTINUATION_S` after the thread began) numbers its
@@ -26,6 +32,7 @@ file's.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -33,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from funes.traces.jsonl import compact_json, read_records
+from funes.traces.labels import child_label, short_id
 from funes.traces.model import Block, BlockType, Harness, Role, Turn, normalize_ts, parse_ts
 from funes.traces.source import ReadStats, Unit, file_unit, walk_files
 
@@ -66,6 +74,7 @@ _SCAFFOLD_PREFIXES = (
     "<turn_aborted>",
     "# AGENTS.md instructions for",
 )
+_ENV_CWD = re.compile(r"<cwd>([^<\n]+)</cwd>")
 _SEQ_PER_SECOND = 1000
 _CONTINUATION_S = 300
 
@@ -140,8 +149,11 @@ class _State:
     path: Path
     session_id: str
     cwd: str | None = None
+    project: str | None = None
+    model: str | None = None
     git_branch: str | None = None
     parent_session: str | None = None
+    agent_kind: str | None = None
     header_ts: str = ""
     seq_base: int = 0
     seq: int = 0
@@ -199,6 +211,11 @@ def _session_meta(st: _State, meta: Mapping[str, Any], written: str) -> None:
         st.session_id = sid.strip()
     if isinstance(meta.get("cwd"), str) and meta["cwd"]:
         st.cwd = meta["cwd"]
+        st.project = st.project or st.cwd
+    for key in ("agent_role", "agent_nickname"):
+        if isinstance(meta.get(key), str) and meta[key].strip():
+            st.agent_kind = meta[key].strip()
+            break
     git = meta.get("git")
     if isinstance(git, dict) and isinstance(git.get("branch"), str) and git["branch"]:
         st.git_branch = git["branch"]
@@ -224,6 +241,9 @@ def _envelope(
     if kind == "turn_context":
         if isinstance(payload.get("cwd"), str) and payload["cwd"]:
             st.cwd = payload["cwd"]
+            st.project = st.project or st.cwd
+        if isinstance(payload.get("model"), str) and payload["model"].strip():
+            st.model = payload["model"].strip()
         return
     if kind == "response_item":
         yield from _response_item(st, payload, ts, stats)
@@ -266,9 +286,28 @@ def _turn(
         git_branch=st.git_branch,
         parent_session_id=st.parent_session,
         scaffold=scaffold,
+        model=st.model if role is Role.ASSISTANT else None,
+        project=st.project,
+        session_label=_label(st),
     )
     st.seq += 1
     return turn
+
+
+def _label(st: _State) -> str:
+    if st.parent_session:  # a sub-agent (or forked) thread: named under its parent
+        kind = st.agent_kind or "agent"
+        return child_label(st.parent_session, kind, short_id(st.session_id))
+    return short_id(st.session_id)
+
+
+def _environment_cwd(st: _State, text: str) -> None:
+    """An old rollout records its cwd only in the `<environment_context>` it sends."""
+    if st.cwd is None and text.lstrip().startswith("<environment_context>"):
+        m = _ENV_CWD.search(text)
+        if m and m.group(1).strip():
+            st.cwd = m.group(1).strip()
+            st.project = st.project or st.cwd
 
 
 def _message(st: _State, stream: str, role: str, text: str, ts: str) -> Iterator[Turn]:
@@ -285,6 +324,8 @@ def _message(st: _State, stream: str, role: str, text: str, ts: str) -> Iterator
         )
         return
     scaffold = role == "user" and text.lstrip().startswith(_SCAFFOLD_PREFIXES)
+    if role == "user":
+        _environment_cwd(st, text)
     turn_role = Role.USER if role == "user" else Role.ASSISTANT
     yield _turn(st, "msg", key, n, ts, turn_role, (Block.make(BlockType.TEXT, text),), scaffold)
 
@@ -379,9 +420,10 @@ def _tool_output(st: _State, item: Mapping[str, Any], ts: str) -> Iterator[Turn]
 
 
 def _output_text(output: Any) -> str:
-    """A tool output as text: strings verbatim, content lists by their text parts, else JSON."""
+    """A tool output as text: strings verbatim (a JSON envelope `{"output": "…", "metadata":
+    …}` by its output), content lists by their text parts, else JSON."""
     if isinstance(output, str):
-        return output
+        return _unwrapped(output)
     if isinstance(output, list):
         texts = [
             p["text"] for p in output if isinstance(p, dict) and isinstance(p.get("text"), str)
@@ -393,6 +435,19 @@ def _output_text(output: Any) -> str:
             if key in output and isinstance(output[key], str | list):
                 return _output_text(output[key])
     return compact_json(output) if output is not None else ""
+
+
+def _unwrapped(output: str) -> str:
+    """The output text of a JSON envelope string (older rollouts), else the string itself."""
+    head = output.lstrip()
+    if not head.startswith("{") or '"output"' not in head:
+        return output
+    try:
+        value = json.loads(head)
+    except (ValueError, RecursionError):
+        return output
+    inner = value.get("output") if isinstance(value, dict) else None
+    return inner if isinstance(inner, str) else output
 
 
 def _event(st: _State, payload: Mapping[str, Any], ts: str, stats: ReadStats) -> Iterator[Turn]:

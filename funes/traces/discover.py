@@ -32,10 +32,13 @@ def discover(homes: AgentHomes, only: Harness | None = None) -> list[TraceSource
 class FilesSource:
     """JSONL transcripts under an explicit path, each read by the agent its first record names."""
 
-    def __init__(self, root: Path, harness: Harness | None = None) -> None:
+    def __init__(
+        self, root: Path, harness: Harness | None = None, *, skip: frozenset[Harness] = frozenset()
+    ) -> None:
         self.root = root
         self.forced = harness
         self.harness = harness or Harness.CLAUDE_CODE
+        self.skip = skip  # agents whose files under `root` are read from elsewhere
 
     def _entry_for(self, path: Path) -> Agent | None:
         if self.forced is not None and path == self.root:
@@ -59,7 +62,12 @@ class FilesSource:
                 continue
             if self.forced is not None and entry.harness is not self.forced:
                 continue  # --harness over a directory: only that agent's files
-            unit = file_unit(path, entry.harness, secondary=is_subagent_file(path))
+            if entry.harness in self.skip:
+                continue
+            if entry.file_unit is not None:
+                unit = entry.file_unit(path)
+            else:
+                unit = file_unit(path, entry.harness, secondary=is_subagent_file(path))
             if unit is not None:
                 yield unit
 
@@ -79,7 +87,8 @@ def sources_for_path(path: Path, harness: Harness | None = None) -> list[TraceSo
     A `.parquet` file is an agent-traces import, a SQLite file (`state.db`, or any file with
     the SQLite header) a Hermes database, anything else JSONL transcripts (sniffed per file
     unless `harness` is given). A directory yields its JSONL transcripts plus any Parquet
-    files and Hermes `state.db` files under it.
+    files and Hermes `state.db` files under it; where it holds a Hermes database, Hermes'
+    `sessions/*.jsonl` mirrors under it are left to the database.
     """
     if path.is_file():
         if path.suffix == ".parquet":
@@ -87,11 +96,11 @@ def sources_for_path(path: Path, harness: Harness | None = None) -> list[TraceSo
         if path.name == DB_NAME or is_sqlite_file(path):
             return [HermesSource(databases=[path])]
         return [FilesSource(path, harness)]
-    sources: list[TraceSource] = [FilesSource(path, harness)]
+    dbs = [p for p in walk_files(path, DB_NAME) if is_sqlite_file(p)]
+    skip = frozenset({Harness.HERMES}) if dbs else frozenset()
+    sources: list[TraceSource] = [FilesSource(path, harness, skip=skip)]
     if harness in (None, Harness.PARQUET) and any(walk_files(path, "*.parquet")):
         sources.append(ParquetSource([path]))
-    if harness in (None, Harness.HERMES):
-        dbs = [p for p in walk_files(path, DB_NAME) if is_sqlite_file(p)]
-        if dbs:
-            sources.append(HermesSource(databases=dbs))
+    if harness in (None, Harness.HERMES) and dbs:
+        sources.append(HermesSource(databases=dbs))
     return sources

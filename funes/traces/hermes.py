@@ -1,44 +1,53 @@
 """Read Hermes sessions from its SQLite store (`$HERMES_HOME/state.db`, and per-profile
 `$HERMES_HOME/profiles/<name>/state.db`) into turns, strictly read-only.
 
-The database is opened with a `file:…?mode=ro` URI through its normal path, so rows still in
-the `-wal` file are visible, and with `query_only`; we never write, checkpoint or hold a
-transaction open while the caller works (messages are fetched in short pages). A "database
-is locked"/busy error (a writer checkpointing) is retried briefly.
+The database is never written, nor its `-wal`/`-shm` (`funes.traces.hermes_db`: an immutable
+open when the WAL is empty, else a private copy of the database and its WAL); messages are
+fetched in short pages.
 
 One unit per session: key `"<db path>#<session id>"`, signature `"<MAX(messages.id)>:<row
 count>"` (a grown session is re-read; an in-place edit of an existing row is not noticed).
 Columns are probed with `PRAGMA table_info`: old schemas have no `cwd`, `git_branch`,
-`reasoning*` or display columns.
+`model`, `reasoning*` or display columns.
+
+Profiles. Each Hermes profile keeps its own database, and two of them can hold the same session
+id (API-server ids hash the request; cron ids repeat a job's id) with different conversations.
+A session of a profile's database is stored as `<profile>:<session id>`, so the two stay
+separate sessions whose chunks never collide: the profile is `<name>` for
+`…/profiles/<name>/state.db` and `hermes-<x>` for a sibling home `…/.hermes-<x>/state.db`; the
+default home's database (and any other path) keeps the bare id.
 
 Mapping per `messages` row (ordered by id; turn id = `str(messages.id)`): `user` → text;
 `assistant` → thinking (`reasoning_content`, plus `reasoning` when it differs) + text +
 one tool_use per `tool_calls` entry (`function.arguments` verbatim); `tool` → tool_result
 (inline `tool_name`); `system` rows are skipped. Multimodal content stored as a
 `\\x00json:`/`\\x01json:`-prefixed JSON string is reduced to its text parts. Hidden rows
-(`display_kind = 'hidden'`) and compaction summaries (`_compressed_summary`) are scaffolding.
+(`display_kind = 'hidden'`), compaction summaries (`_compressed_summary`) and the cron
+scheduler's preamble (a user message opening with `[IMPORTANT: You are running as a scheduled
+cron job.` or the older `[SYSTEM: …`) are scaffolding. An assistant turn's model is the
+session's `model`.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
-import time
-import urllib.parse
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
+from funes.traces.hermes_db import Snapshot, with_db
 from funes.traces.jsonl import compact_json
+from funes.traces.labels import short_id
 from funes.traces.model import Block, BlockType, Harness, Role, Turn, normalize_ts
-from funes.traces.source import ReadStats, Unit, open_regular
+from funes.traces.source import ReadStats, Unit, open_regular, versioned
 
 DB_NAME = "state.db"
 SQLITE_MAGIC = b"SQLite format 3\x00"
 _PAGE = 200  # messages fetched per short read transaction
-_RETRIES = 5
 _MULTIMODAL_PREFIXES = ("\x00json:", "\x01json:")
 _OPTIONAL_MESSAGE_COLUMNS = (
     "tool_call_id",
@@ -50,9 +59,37 @@ _OPTIONAL_MESSAGE_COLUMNS = (
     "display_kind",
     "_compressed_summary",
 )
-_OPTIONAL_SESSION_COLUMNS = ("cwd", "git_branch", "parent_session_id", "started_at")
+_OPTIONAL_SESSION_COLUMNS = ("cwd", "git_branch", "parent_session_id", "model")
+_CRON_PREAMBLE = re.compile(r"\s*\[(?:IMPORTANT|SYSTEM): You are running as a scheduled cron job")
 
-T = TypeVar("T")
+
+def is_cron_preamble(text: str) -> bool:
+    """A user message the cron scheduler opened with its delivery instructions."""
+    return _CRON_PREAMBLE.match(text) is not None
+
+
+def profile_of(db: Path) -> str | None:
+    """The profile a database belongs to (see the module docstring); None for the default."""
+    home = db.parent
+    if home.parent.name == "profiles" and home.name:
+        return home.name
+    if home.name.startswith(".hermes-") and len(home.name) > len(".hermes-"):
+        return home.name[1:]
+    return None
+
+
+def names_session(db: Path, stored_id: str) -> bool:
+    """Whether reading `db` now stores sessions under ids like `stored_id` (a profile's
+    database under `<profile>:…`, the default's under bare ids): a stored row of `db` whose id
+    is not so was written under an earlier rule and is no longer this database's."""
+    profile = profile_of(db)
+    return stored_id.startswith(f"{profile}:") if profile else True
+
+
+def session_key(db: Path, session_id: str) -> str:
+    """The stored session id of a database's session: `<profile>:<id>` in a profile's db."""
+    profile = profile_of(db)
+    return f"{profile}:{session_id}" if profile else session_id
 
 
 def is_sqlite_file(path: Path) -> bool:
@@ -72,6 +109,14 @@ class HermesSource:
     def __init__(self, home: Path | None = None, *, databases: Iterable[Path] = ()) -> None:
         self.home = home
         self._explicit = tuple(databases)
+        self._snapshots: dict[Path, Snapshot] = {}
+
+    def snapshot(self, db: Path) -> Snapshot:
+        """The read-only view of `db` this source reads through (one per database)."""
+        found = self._snapshots.get(db)
+        if found is None:
+            found = self._snapshots[db] = Snapshot(db)
+        return found
 
     def databases(self) -> list[Path]:
         """The state.db files this source reads: explicit ones, or the home's and profiles'."""
@@ -88,14 +133,14 @@ class HermesSource:
     def units(self) -> Iterable[Unit]:
         for db in self.databases():
             try:
-                yield from _with_db(db, partial(_session_units, db=db, only=None))
+                yield from with_db(self.snapshot(db), partial(_session_units, db=db, only=None))
             except (sqlite3.Error, OSError):
                 continue  # unreadable or not a Hermes database: nothing to index (retried next run)
 
     def read(self, unit: Unit, stats: ReadStats) -> Iterator[Turn]:
         if unit.session is None:
             return iter(())
-        return read_hermes_session(unit.path, unit.session, stats)
+        return read_hermes_session(self.snapshot(unit.path), unit.session, stats)
 
     def unit_for_hook(self, payload: Mapping[str, object]) -> Unit | None:
         """A Hermes shell-hook payload: `session_id`, optional `profile` (→ that profile's db)."""
@@ -109,57 +154,12 @@ class HermesSource:
             dbs = [wanted] + [d for d in dbs if d != wanted] if wanted.is_file() else dbs
         for db in dbs:
             try:
-                found = _with_db(db, partial(_session_units, db=db, only=sid.strip()))
+                found = with_db(self.snapshot(db), partial(_session_units, db=db, only=sid.strip()))
             except (sqlite3.Error, OSError):
                 continue
             if found:
                 return found[0]
         return None
-
-
-def connect_readonly(db: Path, stats: ReadStats | None = None) -> sqlite3.Connection:
-    """Open `db` read-only through its normal path (WAL rows visible), never creating it.
-
-    Text that is not valid UTF-8 is decoded with replacement characters (counted in `stats`).
-    Raises sqlite3.Error (e.g. OperationalError when it does not exist or is not readable).
-    """
-    uri = "file:" + urllib.parse.quote(str(db.resolve())) + "?mode=ro"
-    conn = sqlite3.connect(uri, uri=True, timeout=2.0, isolation_level=None)
-
-    def decode(raw: bytes) -> str:
-        try:
-            return raw.decode("utf-8")
-        except UnicodeDecodeError:
-            if stats is not None:
-                stats.invalid_utf8 += 1
-            return raw.decode("utf-8", errors="replace")
-
-    conn.text_factory = decode
-    conn.execute("pragma query_only = 1")
-    return conn
-
-
-def _with_db(
-    db: Path, work: Callable[[sqlite3.Connection], T], stats: ReadStats | None = None
-) -> T:
-    """Run `work` on a fresh read-only connection, retrying briefly while the db is busy."""
-    for attempt in range(_RETRIES):
-        try:
-            conn = connect_readonly(db, stats)
-            try:
-                return work(conn)
-            finally:
-                conn.close()
-        except sqlite3.OperationalError as exc:
-            if not _busy(exc) or attempt == _RETRIES - 1:
-                raise
-            time.sleep(0.05 * 2**attempt)
-    raise AssertionError("unreachable")
-
-
-def _busy(exc: sqlite3.Error) -> bool:
-    text = str(exc).lower()
-    return "locked" in text or "busy" in text
 
 
 def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
@@ -185,7 +185,7 @@ def _session_units(conn: sqlite3.Connection, db: Path, only: str | None) -> list
     return [
         Unit(
             key=f"{db}#{session_id}",
-            signature=f"{max_id}:{count}",
+            signature=versioned(f"{max_id}:{count}"),
             harness=Harness.HERMES,
             path=db,
             sort_key=float(last_ts) if isinstance(last_ts, int | float) else 0.0,
@@ -201,6 +201,7 @@ class _SessionInfo:
     cwd: str | None = None
     git_branch: str | None = None
     parent: str | None = None
+    model: str | None = None
 
 
 def _session_info(conn: sqlite3.Connection, session_id: str) -> _SessionInfo:
@@ -215,11 +216,14 @@ def _session_info(conn: sqlite3.Connection, session_id: str) -> _SessionInfo:
         return _SessionInfo()
     values = {c: v for c, v in zip(cols, row, strict=True) if isinstance(v, str) and v.strip()}
     return _SessionInfo(
-        values.get("cwd"), values.get("git_branch"), values.get("parent_session_id")
+        values.get("cwd"),
+        values.get("git_branch"),
+        values.get("parent_session_id"),
+        values.get("model"),
     )
 
 
-def read_hermes_session(db: Path, session_id: str, stats: ReadStats) -> Iterator[Turn]:
+def read_hermes_session(db: Snapshot, session_id: str, stats: ReadStats) -> Iterator[Turn]:
     """Turns of one Hermes session, in `messages.id` order (see module docstring).
 
     Raises sqlite3.Error / OSError when the database cannot be opened or queried at all.
@@ -229,21 +233,21 @@ def read_hermes_session(db: Path, session_id: str, stats: ReadStats) -> Iterator
         have = _columns(conn, "messages")
         return _session_info(conn, session_id), [c for c in _OPTIONAL_MESSAGE_COLUMNS if c in have]
 
-    info, optional = _with_db(db, header)
+    info, optional = with_db(db, header)
     cols = ["id", "role", "content", *optional]
     sql = f"""select {", ".join(cols)} from messages where session_id = ? and id > ?
               order by id limit {_PAGE}"""
     last_id = -1
     seq = 0
     while True:
-        page = _with_db(db, partial(_fetch, sql=sql, args=(session_id, last_id)), stats)
+        page = with_db(db, partial(_fetch, sql=sql, args=(session_id, last_id)), stats)
         if not page:
             return
         for values in page:
             row = dict(zip(cols, values, strict=True))
             last_id = int(row["id"])
             stats.records += 1
-            turn = _turn(row, db, session_id, info, seq, stats)
+            turn = _turn(row, db.db, session_id, info, seq, stats)
             if turn is not None:
                 yield turn
                 stats.turns += 1
@@ -262,7 +266,7 @@ def _turn(
 ) -> Turn | None:
     role = row.get("role")
     if role == "user":
-        turn_role, blocks = Role.USER, _text_blocks(row.get("content"))
+        turn_role, blocks = Role.USER, text_blocks(row.get("content"))
     elif role == "assistant":
         turn_role, blocks = Role.ASSISTANT, _assistant_blocks(row, stats)
     elif role == "tool":
@@ -275,9 +279,12 @@ def _turn(
     if not blocks:
         return None
     scaffold = row.get("display_kind") == "hidden" or bool(row.get("_compressed_summary"))
+    if role == "user" and is_cron_preamble(blocks[0].text):
+        scaffold = True
+    stored = session_key(db, session_id)
     return Turn(
         harness=Harness.HERMES,
-        session_id=session_id,
+        session_id=stored,
         turn_id=str(row["id"]),
         seq=seq,
         ts=normalize_ts(row.get("timestamp")),
@@ -286,8 +293,11 @@ def _turn(
         source_path=str(db),
         cwd=info.cwd,
         git_branch=info.git_branch,
-        parent_session_id=info.parent,
+        parent_session_id=session_key(db, info.parent) if info.parent else None,
         scaffold=scaffold,
+        model=info.model if turn_role is Role.ASSISTANT else None,
+        project=info.cwd,
+        session_label=short_id(stored),
     )
 
 
@@ -318,7 +328,7 @@ def _parts_text(value: Any) -> str:
     return ""
 
 
-def _text_blocks(content: Any) -> tuple[Block, ...]:
+def text_blocks(content: Any) -> tuple[Block, ...]:
     text = content_text(content)
     return (Block.make(BlockType.TEXT, text),) if text.strip() else ()
 
@@ -331,7 +341,7 @@ def _assistant_blocks(row: Mapping[str, Any], stats: ReadStats) -> tuple[Block, 
         if isinstance(value, str) and value.strip() and value.strip() not in thoughts:
             thoughts.append(value.strip())
     blocks.extend(Block.make(BlockType.THINKING, t) for t in thoughts)
-    blocks.extend(_text_blocks(row.get("content")))
+    blocks.extend(text_blocks(row.get("content")))
     raw_calls = row.get("tool_calls")
     if isinstance(raw_calls, str) and raw_calls.strip():
         try:

@@ -121,6 +121,24 @@ def clean_text(text: str, *, max_chars: int = MAX_BLOCK_CHARS) -> str:
     return text
 
 
+# Everything a reader may take for a line break: Python's str.splitlines() and Unicode
+# terminals also break at U+2028/U+2029 (and at the C1 NEL, which strip_terminal_controls drops).
+_LINE_BREAK = re.compile("\n|\u2028|\u2029")
+QUOTE = "> "  # the prefix of every line of stored text in funes' line-oriented outputs
+
+
+def quote_passage(text: str) -> str:
+    """Stored text as quoted data: every line prefixed `> ` (an empty line becomes `>`).
+
+    Terminal controls are stripped first (a carriage return becomes a line break). The result
+    never contains a line that does not start with `>`, so in an output whose structure lines
+    (headers, `→ get` lines, separators, prompt boundaries) never start with `>`, a passage
+    cannot pose as structure, whatever it holds. U+2028 and U+2029 count as line breaks.
+    """
+    lines = _LINE_BREAK.split(strip_terminal_controls(text))
+    return "\n".join(QUOTE + line if line else QUOTE.rstrip() for line in lines)
+
+
 _UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f\ud800-\udfff]")
 
 
@@ -144,6 +162,18 @@ def printable(value: str) -> str:
     return _UNPRINTABLE.sub(_escape, value)
 
 
+class ToolStatus(StrEnum):
+    """What became of a tool call or its result, when the agent recorded it.
+
+    `error`: the result is an error the tool reported (Claude `is_error`, pi `isError`);
+    `not run`: the call was written but never executed (a pi assistant message that ended in
+    `stopReason` `error`/`aborted`). Shown in the rendered chunk text (`funes.chunks`).
+    """
+
+    ERROR = "error"
+    NOT_RUN = "not run"
+
+
 @dataclass(frozen=True, slots=True)
 class Block:
     """One piece of a turn. `text` is already cleaned (see `clean_text`)."""
@@ -152,6 +182,7 @@ class Block:
     text: str
     tool_name: str | None = None
     tool_use_id: str | None = None
+    status: ToolStatus | None = None  # tool blocks only: an error result, a call never run
 
     @classmethod
     def make(
@@ -161,8 +192,11 @@ class Block:
         *,
         tool_name: str | None = None,
         tool_use_id: str | None = None,
+        status: ToolStatus | None = None,
     ) -> Block:
-        return cls(type, clean_text(text), tool_name=tool_name, tool_use_id=tool_use_id)
+        return cls(
+            type, clean_text(text), tool_name=tool_name, tool_use_id=tool_use_id, status=status
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,6 +206,11 @@ class Turn:
     `turn_id` is stable across re-reads of the same (growing) unit: chunk ids derive from it.
     `seq` is the 0-based position among retained turns of the unit, in file order.
     `ts` is ISO-8601 UTC (`2025-01-13T10:11:12.345Z`), or "" when the source recorded none.
+    `cwd` is where the agent was at this turn; `project` the directory the session's workdir
+    facet comes from (its first recorded cwd: a session that `cd`s elsewhere keeps one
+    facet); None → `cwd`. `model` is the model that wrote an assistant turn, when recorded.
+    `session_label` is a short, human-readable name that tells this session apart from its
+    neighbours in recall headers (see `funes.traces.labels`); None → derived from the id.
     """
 
     harness: Harness
@@ -188,10 +227,13 @@ class Turn:
     host: str | None = None  # set by sources that record it (parquet); else the indexing host
     parent_session_id: str | None = None  # subagent / continuation link
     scaffold: bool = False  # harness-injected text (env context, compaction summaries, caveats)
+    model: str | None = None
+    project: str | None = None
+    session_label: str | None = None
 
     @property
     def workdir(self) -> str:
-        return workdir_facet(self.cwd, self.source_path)
+        return workdir_facet(self.project or self.cwd, self.source_path)
 
 
 _NON_ALNUM = re.compile(r"[^A-Za-z0-9]")

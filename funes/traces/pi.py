@@ -13,6 +13,12 @@ Session id = the file stem (`<ts>_<uuid>`, as the Rust reference). Turn id = the
 (v2+), or `line-<n>` for v1 entries that have none (line numbers are stable: the file only
 grows — if pi migrates the file to v2 it rewrites it with ids, and it re-indexes under
 them). The file is a tree (`parentId`), read in file order.
+
+Status and models: a `toolResult` with `isError: true` is marked `ToolStatus.ERROR`; the tool
+calls of an assistant message that ended with `stopReason` `error` or `aborted` never ran
+(pi executes calls only after a complete response) and are marked `ToolStatus.NOT_RUN`. An
+assistant turn's model is its message's `model`, else the last `model_change`, else a v1
+header's `modelId`.
 """
 
 from __future__ import annotations
@@ -23,11 +29,13 @@ from pathlib import Path
 from typing import Any
 
 from funes.traces.jsonl import compact_json, read_records
-from funes.traces.model import Block, BlockType, Harness, Role, Turn, normalize_ts
+from funes.traces.labels import short_id
+from funes.traces.model import Block, BlockType, Harness, Role, ToolStatus, Turn, normalize_ts
 from funes.traces.source import ReadStats, Unit, file_unit, walk_files
 
 _SCAFFOLD_ROLES = frozenset({"custom", "hookMessage", "branchSummary", "compactionSummary"})
 _SUMMARY_ENTRIES = frozenset({"compaction", "branch_summary"})
+_NEVER_RAN = frozenset({"error", "aborted"})
 
 
 class PiSource:
@@ -74,6 +82,7 @@ def read_pi_file(path: Path, stats: ReadStats) -> Iterator[Turn]:
     session_id = path.stem
     cwd: str | None = None
     parent_session: str | None = None
+    model: str | None = None
     seq = 0
     first = True
     for line_no, rec in read_records(path, stats):
@@ -83,7 +92,10 @@ def read_pi_file(path: Path, stats: ReadStats) -> Iterator[Turn]:
             if is_first:
                 cwd = rec["cwd"] if isinstance(rec.get("cwd"), str) and rec["cwd"] else None
                 parent_session = _session_ref(rec.get("parentSession") or rec.get("branchedFrom"))
+                model = _text(rec.get("modelId")) or model
             continue
+        if kind == "model_change":  # state, not a turn (counted with the other state entries)
+            model = _text(rec.get("modelId")) or model
         entry_id = rec.get("id") if isinstance(rec.get("id"), str) and rec["id"] else None
         parsed = _entry(rec, kind)
         if parsed is None:
@@ -92,6 +104,8 @@ def read_pi_file(path: Path, stats: ReadStats) -> Iterator[Turn]:
         role, blocks, scaffold, msg_ts = parsed
         if not blocks:
             continue
+        message = rec.get("message")
+        own = _text(message.get("model")) if isinstance(message, dict) else None
         yield Turn(
             harness=Harness.PI,
             session_id=session_id,
@@ -105,9 +119,16 @@ def read_pi_file(path: Path, stats: ReadStats) -> Iterator[Turn]:
             parent_id=rec["parentId"] if isinstance(rec.get("parentId"), str) else None,
             parent_session_id=parent_session,
             scaffold=scaffold,
+            model=(own or model) if role is Role.ASSISTANT else None,
+            project=cwd,
+            session_label=short_id(session_id),
         )
         stats.turns += 1
         seq += 1
+
+
+def _text(value: Any) -> str | None:
+    return value.strip() if isinstance(value, str) and value.strip() else None
 
 
 def _session_ref(value: Any) -> str | None:
@@ -139,14 +160,19 @@ def _message(message: Mapping[str, Any]) -> tuple[Role, tuple[Block, ...], bool,
     if role == "user":
         return Role.USER, _text_blocks(content), False, ts
     if role == "assistant":
-        return Role.ASSISTANT, _assistant_blocks(content), False, ts
+        stop = message.get("stopReason")
+        ran = not (isinstance(stop, str) and stop in _NEVER_RAN)
+        return Role.ASSISTANT, _assistant_blocks(content, ran=ran), False, ts
     if role == "toolResult":
         text = "\n".join(_texts(content))
         call_id = message.get("toolCallId") if isinstance(message.get("toolCallId"), str) else None
         name = message.get("toolName") if isinstance(message.get("toolName"), str) else None
         if not text.strip():
             return Role.TOOL, (), False, ts
-        block = Block.make(BlockType.TOOL_RESULT, text, tool_name=name, tool_use_id=call_id)
+        status = ToolStatus.ERROR if message.get("isError") is True else None
+        block = Block.make(
+            BlockType.TOOL_RESULT, text, tool_name=name, tool_use_id=call_id, status=status
+        )
         return Role.TOOL, (block,), False, ts
     if role == "bashExecution":
         return Role.USER, _bash_blocks(message), False, ts
@@ -172,7 +198,7 @@ def _text_blocks(content: Any) -> tuple[Block, ...]:
     return tuple(Block.make(BlockType.TEXT, t) for t in _texts(content) if t.strip())
 
 
-def _assistant_blocks(content: Any) -> tuple[Block, ...]:
+def _assistant_blocks(content: Any, *, ran: bool = True) -> tuple[Block, ...]:
     if isinstance(content, str):
         return _text_blocks(content)
     if not isinstance(content, list):
@@ -199,6 +225,7 @@ def _assistant_blocks(content: Any) -> tuple[Block, ...]:
                     text,
                     tool_name=part.get("name") if isinstance(part.get("name"), str) else None,
                     tool_use_id=part.get("id") if isinstance(part.get("id"), str) else None,
+                    status=None if ran else ToolStatus.NOT_RUN,
                 )
             )
         # image parts and unknown kinds: not text

@@ -84,13 +84,24 @@ class TraceSource(Protocol):
         ...
 
 
+# The version of the readers' mapping, part of every unit signature: when a reader starts to
+# map records differently (a new attribution, a text it now takes from elsewhere), bumping it
+# makes the next sweep re-read every unit once, and the index reconciles what it had stored.
+READER_VERSION = "r2"
+
+
+def versioned(signature: str) -> str:
+    """`signature` stamped with the readers' version (`<signature>@r2`)."""
+    return f"{signature}@{READER_VERSION}"
+
+
 def file_signature(path: Path) -> str | None:
-    """`"<size>:<mtime_ns>"`, or None when the file cannot be stat'ed."""
+    """`"<size>:<mtime_ns>@<reader version>"`, or None when the file cannot be stat'ed."""
     try:
         st = path.stat()
     except OSError:
         return None
-    return f"{st.st_size}:{st.st_mtime_ns}"
+    return versioned(f"{st.st_size}:{st.st_mtime_ns}")
 
 
 def file_unit(path: Path, harness: Harness, *, secondary: bool = False) -> Unit | None:
@@ -103,7 +114,7 @@ def file_unit(path: Path, harness: Harness, *, secondary: bool = False) -> Unit 
         return None
     return Unit(
         key=str(path),
-        signature=f"{st.st_size}:{st.st_mtime_ns}",
+        signature=versioned(f"{st.st_size}:{st.st_mtime_ns}"),
         harness=harness,
         path=path,
         sort_key=st.st_mtime,

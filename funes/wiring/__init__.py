@@ -2,6 +2,7 @@
 
     installers.py  load the bundled `installers/<agent>.py`, build its Context, call
                    install/uninstall/check, copy the hook (hooks/) into the data dir
+    launcher.py    the launcher hooks and MCP registrations run (survives an install moving)
 
 The verbs `funes add` / `funes remove` (funes.commands) and `funes status` use it. It sits
 between the commands and funes.memory (it parses the memory an install binds).
@@ -9,6 +10,7 @@ between the commands and funes.memory (it parses the memory an install binds).
 
 from __future__ import annotations
 
+from funes.wiring import launcher
 from funes.wiring.installers import (
     AgentChanges,
     AgentCheck,
@@ -30,6 +32,7 @@ __all__ = [
     "context",
     "install_hook_script",
     "installer",
+    "launcher",
     "remove_hook_script",
     "run_checks",
     "settings_env",

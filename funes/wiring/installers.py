@@ -11,16 +11,18 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import sys
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
 from funes.errors import AgentError, UsageError
-from funes.memory import MemoryKind, Runtime, parse_memory
+from funes.memory import MemoryKind, MemoryRef, Runtime, parse_memory
 from funes.paths import PRIVATE_FILE, bundled, ensure_private_dir
 from funes.settings import DEFAULT_RERANKER
 from funes.traces import AGENTS, Harness, installable
+from funes.wiring import launcher
 
 PACKAGE = "_funes_installers"
 
@@ -34,6 +36,7 @@ class AgentChanges:
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     hook_installed: bool = False  # the hook script copy was (re)written
+    created: list[str] = field(default_factory=list)  # of `changed`, files that did not exist
 
 
 @dataclass(slots=True)
@@ -74,21 +77,27 @@ def installer(harness: Harness) -> ModuleType:
     return importlib.import_module(f"{PACKAGE}.{AGENTS[harness].installer}")
 
 
-def context(rt: Runtime, harness: Harness, memory: str | None = None) -> Any:
-    """The installer's Context for this machine (memory as given to `funes add`)."""
+def context(rt: Runtime, harness: Harness, memory: str | MemoryRef | None = None) -> Any:
+    """The installer's Context for this machine (memory as given to `funes add`, or parsed).
+
+    A local memory file binds the hooks (they index into it) and the MCP server; a shared
+    memory (a Hub dataset, a shared directory) binds the MCP server only: the hooks index into
+    the local memory, which is published to it at session boundaries.
+    """
     make_context = installer(harness).Context
     bound = memory_path = None
     if memory is not None:
-        ref = parse_memory(memory, rt)
+        ref = memory if isinstance(memory, MemoryRef) else parse_memory(memory, rt)
         if ref.kind is MemoryKind.PATH:
             assert ref.path is not None
             bound = memory_path = str(ref.path.resolve())
-        elif ref.kind is MemoryKind.REMOTE:
+        elif ref.shared:
             bound = ref.label
     return make_context(
         agent_home=rt.homes.of(harness),
         user_home=rt.homes.home,
-        python=sys.executable,
+        python=launcher.command_python(rt),
+        running=sys.executable,
         hook=rt.paths.installed_hook,
         spool=rt.paths.spool,
         backups=rt.paths.backups,
@@ -111,6 +120,8 @@ def settings_env(rt: Runtime) -> dict[str, str]:
         env["FUNES_EMBEDDER"] = rt.models.embedder
     if rt.models.reranker != DEFAULT_RERANKER:
         env["FUNES_RERANKER"] = rt.models.reranker
+    if rt.models.model_path:
+        env["FUNES_MODEL_PATH"] = os.pathsep.join(rt.models.model_path)
     env.update(rt.paths.hub_env)
     if rt.paths.model_cache is not None:
         env["FUNES_MODEL_CACHE"] = str(rt.paths.model_cache)

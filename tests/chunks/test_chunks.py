@@ -4,7 +4,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from funes.chunks import chunk_id, chunk_turn, reassemble, render_block, split_text
-from funes.traces import Block, BlockType, Harness, Role, Turn
+from funes.traces import Block, BlockType, Harness, Role, ToolStatus, Turn
 
 
 def _turn(*blocks: Block, turn_id: str = "t1") -> Turn:
@@ -65,3 +65,38 @@ def test_reassembling_the_split_pieces_restores_the_stripped_text_modulo_whitesp
     pieces = split_text(text)
     rebuilt = reassemble(pieces)
     assert "".join(rebuilt.split()) == "".join(text.split())
+
+
+def test_a_tool_status_is_rendered_after_the_tool_name() -> None:
+    failed = Block(BlockType.TOOL_RESULT, "3 failed", tool_name="Bash", status=ToolStatus.ERROR)
+    unnamed = Block(BlockType.TOOL_RESULT, "boom", status=ToolStatus.ERROR)
+    never = Block(
+        BlockType.TOOL_USE, '{"command":"dropdb"}', tool_name="bash", status=ToolStatus.NOT_RUN
+    )
+    assert render_block(failed) == "[tool_result Bash (error)] 3 failed"
+    assert render_block(unnamed) == "[tool_result (error)] boom"
+    assert render_block(never) == '[tool_use bash (not run)] {"command":"dropdb"}'
+
+
+def test_a_chunk_carries_its_turn_s_model_label_and_project_facet() -> None:
+    turn = Turn(
+        harness=Harness.CLAUDE_CODE,
+        session_id="s",
+        turn_id="t",
+        seq=3,
+        ts="",
+        role=Role.ASSISTANT,
+        blocks=(Block(BlockType.TEXT, "done"),),
+        source_path="/x.jsonl",
+        cwd="/tmp/build",
+        model="claude-sonnet-4-5",
+        project="/home/dev/ledger",
+        session_label="6f1d2c3b",
+    )
+    [c] = chunk_turn(turn)
+    assert (c.model, c.session_label, c.workdir, c.cwd) == (
+        "claude-sonnet-4-5",
+        "6f1d2c3b",
+        "-home-dev-ledger",
+        "/tmp/build",
+    )

@@ -101,9 +101,10 @@ def test_the_prompt_carries_the_question_every_passage_with_its_ids_and_the_cita
     )
     assert "assistant tool_result Bash, score 0.420" in prompt
     context = next(
-        line for line in prompt.splitlines() if line.startswith("  (context, user text seq2: ")
+        line for line in prompt.splitlines() if line.startswith("> ~ context, user text seq2: ")
     )
-    assert len(context) < 360  # neighbors are previews, not whole chunks
+    assert len(context) < 360  # neighbors are previews, not whole chunks, quoted like passages
+    assert "> We chose WAL mode" in prompt  # passage text is quoted data
     assert not prompt.startswith(("<", "-"))  # neither a wrapper the agents strip nor a flag
 
 
@@ -301,6 +302,19 @@ def test_a_question_nothing_matches_fails_before_spawning(spy, tmp_path) -> None
     assert not spy["log"].exists()
     assert ask(spy["env"], "claude", "importer WAL").returncode == 0  # the same memory does answer
     assert len(spy["log"].read_text().splitlines()) == 1
+
+
+def test_a_question_nothing_supports_prints_the_miss_line_and_spawns_nothing(spy, tmp_path) -> None:
+    written = write_claude_session(tmp_path / "transcripts", session_id=SESSION_ID, cwd=CWD)
+    assert index_into_local_memory(written.path) > 0
+    stand_in(spy["bin"], "claude")
+
+    done = ask(spy["env"], "claude", "zzzzqqq nonexistentterm")
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("no supporting passage (best support ")
+    assert len(done.stdout.splitlines()) == 1
+    assert not spy["log"].exists()
 
 
 def index_lexical_only(path: Path) -> None:

@@ -241,7 +241,7 @@ def test_funes_spool_status_and_funes_status_show_each_agents_hook(
     from funes.commands import run_add
     from funes.wiring import agent_harness
 
-    run_add(rt, agent_harness("claude"))
+    run_add(rt, agent_harness("claude"), force=True)
     spool = Spool(rt.paths.spool)
     fire_hook(rt.paths.spool, {"session_id": "nowhere"}, worker=False)
     name = spool.pending()[0]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -16,13 +17,21 @@ GOLDEN = Path(__file__).resolve().parents[2] / "fixtures" / "golden"
 
 
 def _chunk(
-    rowid: int, seq: int, text: str, *, role: str = "assistant", block_type: str = "text"
+    rowid: int,
+    seq: int,
+    text: str,
+    *,
+    role: str = "assistant",
+    block_type: str = "text",
+    session_id: str = "7f3a9c2e-1b4d-4e8f-9a6b-0c2d4e6f8a1b",
+    harness: str = "claude_code",
+    session_label: str | None = None,
 ) -> StoredChunk:
     return StoredChunk(
         rowid=rowid,
         id=f"{rowid:016x}",
         text=text,
-        session_id="7f3a9c2e-1b4d-4e8f-9a6b-0c2d4e6f8a1b",
+        session_id=session_id,
         turn_id=f"turn-{seq}",
         parent_id=None,
         seq=seq,
@@ -32,7 +41,7 @@ def _chunk(
         block_idx=0,
         split_idx=0,
         tool_name=None,
-        harness="claude_code",
+        harness=harness,
         workdir="-home-dev-shop",
         cwd="/home/dev/shop",
         git_branch="main",
@@ -41,6 +50,7 @@ def _chunk(
         parent_session_id=None,
         scaffold=False,
         redaction_version=1,
+        session_label=session_label,
     )
 
 
@@ -66,6 +76,28 @@ def test_recall_agent_format_matches_the_golden_file() -> None:
             ),
         ),
         Hit(_chunk(4, 9, '[tool_use Bash] {"command":"pytest -q"}', block_type="tool_use"), 0.5),
+        # a subagent: the label its reader stored, under its parent session
+        Hit(
+            _chunk(
+                5,
+                2,
+                "The pool settings live in config/db.toml.",
+                session_id="agent-a2df51c9276581f81",
+                session_label="7f3a9c2e/Explore-a2df51c9",
+            ),
+            0.42,
+        ),
+        # a pi session stored without a label: its uuid's random tail, not the date of its stem
+        Hit(
+            _chunk(
+                6,
+                1,
+                "Scaled the glaze recipe.",
+                session_id="2025-11-03T09-12-44-301Z_019a4b5c-6d7e-7f80-9a1b-2c3d4e5f6a7b",
+                harness="pi",
+            ),
+            0.4,
+        ),
     ]
     out = agent.recall(RecallOutcome(RecallResult(hits), "local"))
     _check("recall.txt", out)
@@ -73,6 +105,36 @@ def test_recall_agent_format_matches_the_golden_file() -> None:
 
 def test_recall_with_no_hits_prints_exactly_no_results() -> None:
     assert agent.recall(RecallOutcome(RecallResult([]), "local")) == "no results\n"
+
+
+def test_an_unsupported_recall_prints_one_miss_line_and_the_weak_candidates_only_on_request() -> (
+    None
+):
+    weak = RecallResult([Hit(_chunk(1, 4, "some loosely related text"), 0.2)])
+    weak.support, weak.supported, weak.min_support = 0.2134, False, 0.32
+    outcome = RecallOutcome(weak, "local")
+    assert agent.recall(outcome) == (
+        "no supporting passage (best support 0.213 < 0.320; --all shows the weak candidates)\n"
+    )
+    shown = agent.recall(outcome, weak=True).splitlines()
+    assert shown[0] == "no supporting passage (best support 0.213 < 0.320; weak candidates follow)"
+    assert shown[1].startswith("[2026-04-02T10:11:12.345Z] claude_code -home-dev-shop/7f3a9c2e")
+    assert "> some loosely related text" in shown
+    # a supported recall prints no such line, with or without --all
+    fine = RecallOutcome(RecallResult([Hit(_chunk(1, 4, "text"), 0.9)], support=0.8), "local")
+    assert agent.recall(fine) == agent.recall(fine, weak=True)
+    assert "no supporting passage" not in agent.recall(fine)
+
+
+def test_a_merged_copy_of_a_passage_is_named_after_the_get_line() -> None:
+    copy = replace(_chunk(7, 2, "same text"), session_id="0a1b2c3d-copy", turn_id="turn 2")
+    out = agent.recall(
+        RecallOutcome(RecallResult([Hit(_chunk(1, 4, "same text"), 0.9, (), (copy,))]), "local")
+    )
+    lines = out.splitlines()
+    assert lines[1].startswith("  → get ")
+    assert lines[2] == "  = also 0a1b2c3d-copy 'turn 2'"
+    assert lines[3] == "> same text"
 
 
 def test_get_agent_format_matches_the_golden_file() -> None:

@@ -104,7 +104,10 @@ def _use_indexed_home(indexed: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_seeded_question_recalls_its_passage_first_with_a_working_get_line(
     question: str, session: str, turns: set[str]
 ) -> None:
-    out = _funes("recall", question, "-k", "3").stdout
+    # --all: a paraphrase whose evidence is weak is still ranked first, after the miss line
+    out = _funes("recall", question, "-k", "3", "--all").stdout
+    if out.startswith("no supporting passage"):
+        out = out.split("\n", 1)[1]
     first = out.split("---\n")[0].splitlines()
     get_line = first[1].split()
     assert get_line[:2] == ["→", "get"] and get_line[4:] == ["--memory", "local"]

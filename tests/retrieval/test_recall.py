@@ -74,10 +74,11 @@ def test_recency_prefers_the_newer_of_two_equal_passages(tmp_path: Path) -> None
         "blue green deploy",
         embedder=BagOfWordsEmbedder(),
         reranker=None,
-        params=replace(RECALL, neighbors=0),
+        params=replace(RECALL, neighbors=0, half_life_days=30),
         now=NOW,
     )
-    assert [h.chunk.session_id for h in result.hits] == ["new", "old"]
+    assert [h.chunk.session_id for h in result.hits] == ["new"]  # the copy is merged into it
+    assert [d.session_id for d in result.hits[0].duplicates] == ["old"]
     flat = recall(
         store,
         "blue green deploy",
@@ -86,7 +87,7 @@ def test_recency_prefers_the_newer_of_two_equal_passages(tmp_path: Path) -> None
         params=replace(RECALL, neighbors=0, half_life_days=0),
         now=NOW,
     )
-    assert flat.hits[0].score == flat.hits[1].score
+    assert len(flat.hits) == 1 and len(flat.hits[0].duplicates) == 1
 
 
 def test_filters_restrict_hits_to_one_block_type(tmp_path: Path) -> None:
@@ -178,12 +179,13 @@ def test_a_turn_matched_by_several_blocks_outranks_one_stray_match(tmp_path: Pat
     stray = _t("s", 1, "pgbouncer prepared statements transaction mode pooling")
     store = _store(tmp_path, [both, stray, _t("s", 2, "unrelated words here")])
     query = "pgbouncer prepared statements transaction mode"
-    plain = replace(RECALL, turn_bonus=0.0, half_life_days=0, neighbors=0)
+    # turn_bonus belongs to the fused (RRF) order
+    plain = replace(RECALL, evidence=False, turn_bonus=0.0, half_life_days=0, neighbors=0)
     first = recall(
         store, query, embedder=BagOfWordsEmbedder(), reranker=None, params=plain, now=NOW
     )
     assert first.hits[0].chunk.turn_id == "s-1"  # best single block wins without the bonus
-    with_bonus = replace(RECALL, turn_bonus=0.1, half_life_days=0, neighbors=0)
+    with_bonus = replace(RECALL, evidence=False, turn_bonus=0.1, half_life_days=0, neighbors=0)
     bonus = recall(
         store, query, embedder=BagOfWordsEmbedder(), reranker=None, params=with_bonus, now=NOW
     )

@@ -75,8 +75,8 @@ def test_the_default_floor_keeps_an_old_exact_answer_above_fresh_weaker_matches(
     tmp_path: Path,
 ) -> None:
     store, embedder = _store(tmp_path)
-    params = replace(RECALL, rerank=False, neighbors=0, legs=(Leg.BM25,), k=20)
-    assert params.half_life_days == 30 and params.recency_floor > 0
+    params = replace(RECALL, rerank=False, neighbors=0, legs=(Leg.BM25,), k=20, half_life_days=30)
+    assert params.recency_floor > 0
     plain = recall(
         store,
         QUERY,
@@ -93,7 +93,17 @@ def test_the_default_floor_keeps_an_old_exact_answer_above_fresh_weaker_matches(
 
 
 def test_without_a_floor_a_thirty_day_half_life_buries_the_old_answer(tmp_path: Path) -> None:
+    # in the fused (RRF) order, where scores are relative ranks, plain decay decides alone
     store, embedder = _store(tmp_path)
-    params = replace(RECALL, rerank=False, neighbors=0, legs=(Leg.BM25,), recency_floor=0.0, k=20)
+    params = replace(
+        RECALL,
+        evidence=False,
+        rerank=False,
+        neighbors=0,
+        legs=(Leg.BM25,),
+        recency_floor=0.0,
+        half_life_days=30,
+        k=20,
+    )
     result = recall(store, QUERY, embedder=embedder, reranker=None, params=params, now=NOW)
     assert [h.chunk.session_id for h in result.hits].index("s0") == len(result.hits) - 1

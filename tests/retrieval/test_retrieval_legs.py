@@ -45,7 +45,9 @@ def test_bm25_only_recall_never_embeds_the_query(tmp_path: Path) -> None:
     embedder = BagOfWordsEmbedder()
     store = _store(tmp_path, embedder)
     calls = embedder.calls
-    params = replace(RECALL, legs=(Leg.BM25,), rerank=False, half_life_days=0, neighbors=0)
+    params = replace(
+        RECALL, legs=(Leg.BM25,), evidence=False, rerank=False, half_life_days=0, neighbors=0
+    )
     result = recall(store, "signing keys", embedder=embedder, reranker=None, params=params, now=NOW)
     assert embedder.calls == calls
     assert [h.chunk.turn_id for h in result.hits] == ["t1"]
@@ -55,7 +57,9 @@ def test_bm25_only_recall_never_embeds_the_query(tmp_path: Path) -> None:
 def test_vector_only_recall_skips_bm25_and_ranks_by_similarity(tmp_path: Path) -> None:
     embedder = BagOfWordsEmbedder()
     store = _store(tmp_path, embedder)
-    params = replace(RECALL, legs=(Leg.VECTOR,), rerank=False, half_life_days=0, neighbors=0)
+    params = replace(
+        RECALL, legs=(Leg.VECTOR,), evidence=False, rerank=False, half_life_days=0, neighbors=0
+    )
     result = recall(store, "signing keys", embedder=embedder, reranker=None, params=params, now=NOW)
     assert "bm25" not in result.timings_ms
     # the vector leg returns every stored chunk, nearest first

@@ -262,7 +262,7 @@ def argv_bytes(query: str) -> bytes:
 
 
 @pytest.mark.models
-def test_the_real_cli_answers_hostile_queries_with_results_or_no_results(
+def test_the_real_cli_answers_hostile_queries_with_results_no_results_or_a_miss(
     tmp_path: Path, funes_env: dict[str, str]
 ) -> None:
     """With the real embedder (its tokenizer is where a lone surrogate from a non-UTF-8 argv
@@ -280,7 +280,11 @@ def test_the_real_cli_answers_hostile_queries_with_results_or_no_results(
         rec = subprocess.run([*run, "recall", q], env=funes_env, capture_output=True, timeout=120)
         out = (rec.stdout + rec.stderr).decode("utf-8", "replace")
         assert rec.returncode == 0 and "Traceback" not in out, (q, out)
-        assert b"\xe2\x86\x92 get" in rec.stdout or rec.stdout == b"no results\n", (q, out)
+        assert (
+            b"\xe2\x86\x92 get" in rec.stdout
+            or rec.stdout == b"no results\n"
+            or rec.stdout.startswith(b"no supporting passage (best support ")
+        ), (q, out)
     got = subprocess.run(
         [*run, "get", b"\xff", b"\xfe"], env=funes_env, capture_output=True, timeout=120
     )

@@ -3,7 +3,7 @@
 Real SQLite files, one connection per thread (as one per process), real processes where the
 lock is concerned. WAL lets readers read while one writer writes; these tests hold that to
 numbers: a reader's latency while a write transaction stays open, zero errors while the
-writer checkpoints, and a second writer refused at once (exit 75), never left waiting.
+writer checkpoints, and a second writer told not to wait refused at once (exit 75).
 """
 
 from __future__ import annotations
@@ -136,7 +136,7 @@ def test_readers_do_not_wait_for_a_writer_holding_a_long_transaction(tmp_path: P
                 "text",
                 0,
                 0,
-                keys.origin(("claude_code", "-", None, None, None, "/x", None)),
+                keys.origin(("claude_code", "-", None, None, None, "/x", None, None)),
             ),
         )
     latencies: list[float] = []
@@ -219,10 +219,11 @@ def test_opening_for_write_waits_out_a_brief_lock_instead_of_failing(tmp_path: P
     assert 0.5 < time.perf_counter() - started < 5.0
 
 
-def test_a_second_writer_is_refused_at_once_with_exit_75(
+def test_a_second_writer_told_not_to_wait_is_refused_at_once_with_exit_75(
     tmp_path: Path, funes_env: dict[str, str]
 ) -> None:
-    """`funes index` meeting a held writer lock fails fast (exit 75, a message, no traceback)."""
+    """`funes index --wait 0` meeting a held writer lock fails fast (exit 75, a message, no
+    traceback); by default it waits a bounded time (tests/cli/test_cli.py)."""
     paths = Paths.resolve().ensure()
     seeded_store(paths.memory_db)
     transcript = tmp_path / "t.jsonl"
@@ -233,7 +234,7 @@ def test_a_second_writer_is_refused_at_once_with_exit_75(
     with writer_lock(paths.lock_file):
         started = time.perf_counter()
         done = subprocess.run(
-            [sys.executable, "-m", "funes", "index", str(transcript)],
+            [sys.executable, "-m", "funes", "index", str(transcript), "--wait", "0"],
             env=funes_env,
             capture_output=True,
             text=True,

@@ -144,3 +144,61 @@ def test_a_secret_visible_only_in_the_reassembled_block_is_still_caught() -> Non
     out = rewrite_block(pieces, scanner)
     assert not out.drop and all(out.changed)
     assert out.texts == ("x" * 10 + "[REDACTED:literal]", "[REDACTED:literal] and more")
+
+
+# -- two independent detector sets -----------------------------------------------------------
+
+
+def _engine_types(scanner: object) -> set[type]:
+    engines = getattr(scanner, "engines", None)
+    return {type(e) for e in engines} if engines is not None else {type(scanner)}
+
+
+def test_the_gate_set_shares_no_engine_with_the_index_time_set() -> None:
+    from funes.redact import gate_scanner
+
+    gate_types, store_types = _engine_types(gate_scanner()), _engine_types(default_scanner())
+    assert gate_types and store_types and not (gate_types & store_types)
+
+
+def _short_password_row(version: int) -> list[GateRow]:
+    pw = Gen(8).mixed(ALNUM, 7)  # a .env password: no format, only the index-time rules see it
+    return [GateRow("c1", "s", "t", 0, 0, f"PORT=3000\nDB_PASSWORD={pw}\n", version)]
+
+
+def test_a_block_stored_under_older_rules_is_rescanned_with_the_current_ones() -> None:
+    from funes.redact import RULES_VERSION, gate_scanner
+
+    old = _short_password_row(RULES_VERSION - 1)
+    assert not gate(old, gate_scanner()).held_back_ids, "fixture: the gate set alone misses it"
+    result = gate(old, gate_scanner(), rescan=default_scanner())
+    assert result.held_back_ids == ["c1"] and result.blocks_rescanned == 1
+
+
+def test_a_block_stored_under_current_rules_is_not_rescanned() -> None:
+    from funes.redact import RULES_VERSION, gate_scanner
+
+    result = gate(_short_password_row(RULES_VERSION), gate_scanner(), rescan=default_scanner())
+    assert result.blocks_rescanned == 0 and result.publishable_ids == ["c1"]
+
+
+def test_a_rescan_set_that_crashes_or_is_blind_makes_the_gate_fail_closed() -> None:
+    from funes.redact import gate_scanner
+
+    rows = _short_password_row(0)
+    with pytest.raises(SecretScanFailed):
+        gate(rows, gate_scanner(), rescan=RaisingScanner(after=0))
+    with pytest.raises(SecretScanFailed, match="missed a known test secret"):
+        gate(rows, gate_scanner(), rescan=BlindScanner())
+    with pytest.raises(SecretScanFailed):
+        gate(rows, BlindScanner(), rescan=default_scanner())
+
+
+def test_the_gate_set_holds_back_minted_values_the_index_time_set_let_through() -> None:
+    from funes.redact import gate_scanner
+
+    g = Gen(12)
+    bot = g.mixed(ALNUM, 24) + "." + g.mixed(ALNUM, 6) + "." + g.mixed(ALNUM, 38)
+    pasted = "ok I created a new one: " + g.mixed(ALNUM + "+/", 40) + "\nretry the sync"
+    for text in (bot + "\n", pasted):
+        assert gate(_rows("s", "t", 0, [text]), gate_scanner()).held_back_ids, text

@@ -283,3 +283,58 @@ def test_the_held_back_count_is_cached_until_the_memory_changes(tmp_path: Path) 
         assert held_back_summary(store, _CountingScanner()) == held, "a damaged cache is rebuilt"
     finally:
         store.close()
+
+
+def test_status_counts_the_chunks_owed_a_rescan_until_scrub(tmp_path: Path) -> None:
+    store, _ = _index(tmp_path, NullScanner(), None)
+    total = store.raw.execute("select count(*) from chunks").fetchone()[0]
+    assert store.owed_rescan(RULES_VERSION) == total > 0
+    store.close()
+    rt = Runtime.resolve()
+    ref = parse_memory(str(tmp_path / "memory.db"), rt)
+    report = run_status(rt, ref)
+    assert report.rescan_owed == total
+    assert any("older secret rules" in item for item in report.attention)
+    with Store.open(tmp_path / "memory.db") as again:
+        scrub(again, default_scanner(), None, only_outdated=True)
+    assert run_status(rt, ref).rescan_owed == 0
+
+
+class _OlderRules:
+    """funes' rules as of redaction version 2 (before the vendor catalogue and context rules)."""
+
+    version = RULES_VERSION - 1
+
+    def scan(self, text: str):  # type: ignore[no-untyped-def]
+        from funes.redact import RuleScanner
+        from funes.redact.rules import BASE_RULES
+
+        return RuleScanner(BASE_RULES).scan(text)
+
+
+def test_scrub_brings_a_memory_redacted_by_older_rules_up_to_the_current_ones(
+    tmp_path: Path,
+) -> None:
+    from field_corpus import URLSAFE, Gen, _p
+
+    g = Gen(44)
+    vault = _p("hv", "s.") + g.s(URLSAFE, 94)
+    pw = g.s("abcdefghkmnpqrstuvwxyz23456789", 9)
+    texts = [
+        f"$ vault print token\n{vault}\n",
+        f"the staging db password is {pw}, can you check it?",
+    ]
+    session = write_claude_session(tmp_path / "home", texts + transcript_blocks(20_000, seed=4))
+    embedder = BagOfWordsEmbedder()
+    with Store.open(tmp_path / "memory.db") as store:
+        job = IndexJob(
+            store=store, embedder=embedder, scanner=_OlderRules(), all_tiers_at_once=True
+        )
+        index(sources_for_path(session), job)
+        stored = "\n".join(t for (t,) in store.raw.execute("select text from chunks"))
+        assert vault in stored and pw in stored, "fixture: the older rules let both through"
+        report = scrub(store, default_scanner(), embedder, only_outdated=True)
+        assert report.chunks_rewritten >= 2 and report.chunks_reembedded >= 2
+        stored = "\n".join(t for (t,) in store.raw.execute("select text from chunks"))
+        assert vault not in stored and pw not in stored
+        assert store.owed_rescan(RULES_VERSION) == 0

@@ -3,7 +3,7 @@ provenance; recall's read paths (lexical, semantic, fetch, neighbors, turns) kee
 
 from __future__ import annotations
 
-from dataclasses import astuple
+from dataclasses import astuple, replace
 from pathlib import Path
 
 from fakes import BagOfWordsEmbedder
@@ -94,8 +94,10 @@ def _v1_memory(path: Path) -> list[tuple[object, ...]]:
 
 
 def _as_rows(chunks: dict[int, StoredChunk]) -> list[tuple[object, ...]]:
+    """The schema-1 columns of each chunk (a v1 memory has no model or session label yet)."""
+    assert all((c.model, c.session_label) == (None, None) for c in chunks.values())
     return [
-        tuple(int(v) if isinstance(v, bool) else v for v in astuple(chunks[r]))
+        tuple(int(v) if isinstance(v, bool) else v for v in astuple(chunks[r])[:22])
         for r in sorted(chunks)
     ]
 
@@ -105,7 +107,7 @@ def test_a_schema_1_memory_is_upgraded_in_place_and_reads_the_same(tmp_path: Pat
     before = _v1_memory(path)
     assert len({r[15] for r in before if r[3] == "sess-a"}) == 2  # cwd changes in a session
     with Store.open(path) as store:
-        assert store.raw.execute("pragma user_version").fetchone()[0] == SCHEMA_VERSION
+        assert store.raw.execute("pragma user_version").fetchone()[0] == SCHEMA_VERSION == 6
         assert _as_rows(store.fetch([int(r[0]) for r in before])) == before
         assert store.raw.execute("select count(*) from sessions").fetchone()[0] == 2
         # one origin per distinct (harness, workdir, cwd, branch, host, path, parent)
@@ -159,7 +161,7 @@ def test_new_chunks_reuse_the_session_and_origin_rows(tmp_path: Path) -> None:
 
 
 def test_an_older_memory_counts_its_owed_vectors_once_then_tracks_them(tmp_path: Path) -> None:
-    """Schema 3 records chunks without a vector; a memory from before is filled once (by its
+    """Schema 5 records chunks without a vector; a memory from before is filled once (by its
     first writer), after which nothing scans chunks_vec for missing vectors again."""
     path = tmp_path / "m.db"
     before = _v1_memory(path)
@@ -244,3 +246,35 @@ def test_finding_owed_vectors_reads_the_owed_record_not_the_chunks(tmp_path: Pat
         )
     assert "vectors_owed_by_priority" in plan, plan
     assert "SCAN c" not in plan and "SCAN chunks" not in plan, plan
+
+
+def test_a_schema_2_memory_gains_models_labels_and_links_in_place(tmp_path: Path) -> None:
+    """Schema 3 (issue 13): `origins.model`, `sessions.label`, `turn_links`, the per-block
+    turn_id index. A schema-2 memory keeps its rows, ids and vectors; new writes fill them."""
+    path = tmp_path / "m.db"
+    before = _v1_memory(path)
+    conn = connect(path)
+    for statement in _statements(MIGRATIONS[1]):  # as the schema-2 release left it
+        conn.raw.execute(statement)
+    conn.raw.execute("pragma user_version = 2")
+    conn.raw.commit()
+    conn.close()
+    with Store.open(path) as store:
+        assert store.raw.execute("pragma user_version").fetchone()[0] == SCHEMA_VERSION
+        assert _as_rows(store.fetch([int(r[0]) for r in before])) == before
+        indexes = {r[1] for r in store.raw.execute("pragma index_list(chunks)")}
+        assert "chunks_by_turn_id" in indexes
+        assert store.raw.execute("select count(*) from turn_links").fetchone()[0] == 0
+        turn = replace(
+            _turns()[1], turn_id="turn-new", seq=9, model="claude-opus-4-1", session_label="sess-a!"
+        )
+        emb = BagOfWordsEmbedder()
+        chunks = list(chunk_turn(turn))
+        assert store.add(chunks, emb.embed([c.text for c in chunks])) == 1
+        [new] = store.fetch(
+            [store.raw.execute("select max(rowid) from chunks").fetchone()[0]]
+        ).values()
+        assert (new.model, new.session_label) == ("claude-opus-4-1", "sess-a!")
+        # the session's earlier rows show the label too (it is the session's)
+        old = store.fetch([int(before[0][0])])[int(before[0][0])]
+        assert (old.model, old.session_label) == (None, "sess-a!")

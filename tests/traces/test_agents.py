@@ -63,6 +63,17 @@ def test_each_installer_registers_the_hook_events_of_its_record(harness: Harness
     assert events == dict(agent.hook_events)
 
 
+@pytest.mark.parametrize("agent", installable(), ids=lambda a: a.name)
+def test_each_session_boundary_that_publishes_is_an_event_the_installer_hooks(agent) -> None:  # type: ignore[no-untyped-def]
+    """A bound memory is published after these events: each must reach the spool, and each
+    agent has one (Claude Code SessionEnd, Codex SessionStart, pi session_shutdown, Hermes
+    on_session_finalize, as issue 18 names them)."""
+    assert agent.publish_events
+    assert set(agent.publish_events) <= set(agent.hook_events)
+    ends = {"claude": "SessionEnd", "codex": "SessionStart", "pi": "session_shutdown"}
+    assert ends.get(agent.name, "on_session_finalize") in agent.publish_events
+
+
 def test_the_mcp_harness_filter_offers_exactly_the_installable_agents() -> None:
     [recall] = [t for t in tool_list() if t["name"] == "recall"]
     enum = recall["inputSchema"]["properties"]["harness"]["enum"]

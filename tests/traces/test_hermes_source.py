@@ -12,6 +12,7 @@ from trace_fixtures import HERMES_LEGACY_SQL, HERMES_SQL, build_db, read_unit
 
 from funes.traces import BlockType, ReadStats, Role, Unit
 from funes.traces.hermes import HermesSource, content_text
+from funes.traces.source import versioned
 
 MAIN = "20260317_201533_7c1e9a"
 CHILD = "20260318_074502_a1b2c3"
@@ -38,7 +39,7 @@ def test_one_unit_per_session_in_the_home_and_its_profiles(hermes_home: Path) ->
     ]
     main = units_by_session(HermesSource(hermes_home))[MAIN]
     assert main.key == f"{hermes_home / 'state.db'}#{MAIN}"
-    assert main.signature == "7:7"  # max(messages.id):count
+    assert main.signature == versioned("7:7")  # max(messages.id):count
 
 
 def test_a_session_maps_reasoning_tool_calls_results_and_multimodal_text(hermes_home: Path) -> None:
@@ -107,7 +108,7 @@ def test_rows_still_in_the_wal_are_read_while_the_agent_keeps_the_database_open(
         assert Path(f"{db}-wal").stat().st_size > 0
         source = HermesSource(databases=[db])
         unit = units_by_session(source)[MAIN]
-        assert unit.signature == "11:8"
+        assert unit.signature == versioned("11:8")
         turns, _ = read_unit(source, unit)
         assert turns[-1].blocks[0].text == "written after the last checkpoint"
     finally:
