@@ -190,3 +190,128 @@ def _leaked(value: str, text: str) -> bool:
     if "\n" not in value:
         return value in text
     return any(line in text for line in value.split("\n")[1:-1] if len(line) > 16)
+
+
+def heldout_quality(work_dir: Path) -> dict[str, Any]:
+    """Issue-17 figures on the held-out corpus (tests/secrets/heldout_corpus.py), measured
+    apart from the field corpus it was not tuned on: other scanners' published test data,
+    other vendor formats, 15 transcript contexts.
+
+    Same method as `field_quality`: one real memory per context, every placement its own
+    Claude Code session, indexed with `funes.ingest.index`; a placement *reaches the store*
+    when any of its secret parts (raw, JSON-escaped or URL-encoded) is in its session's stored
+    chunks or in the memory's bytes (WAL included); it *reaches a push* when it is in the
+    rows a real `funes push` wrote to a directory remote. Non-secrets: the share of candidates
+    and of real code/data slices the index-time scanner changes, and the share of candidates
+    the gate would hold back after index-time redaction.
+    """
+    if not SECRET_TESTS.is_dir():
+        return {"corpus": "tests/secrets not found"}
+    sys.path.insert(0, str(SECRET_TESTS))
+    sys.path.insert(0, str(SECRET_TESTS.parent))
+    from fakes import BagOfWordsEmbedder  # type: ignore[import-not-found]
+    from field_corpus import write_sessions  # type: ignore[import-not-found]
+    from heldout_corpus import CONTEXTS, leaked, placements  # type: ignore[import-not-found]
+    from heldout_negatives import candidates, realistic  # type: ignore[import-not-found]
+
+    from funes.ingest import IndexJob, index
+    from funes.redact import gate_scanner
+    from funes.remote import lance_export
+    from funes.remote.directory import DirRemote
+    from funes.remote.push import PushOptions, push
+    from funes.store import Store
+    from funes.traces import sources_for_path
+
+    ps = placements()
+    scanner = default_scanner()
+    reach_store: dict[str, int] = {}
+    reach_push: dict[str, int] = {}
+    missed: list[tuple[str, str, str]] = []
+    held = 0
+    t0 = time.perf_counter()
+    for ctx in CONTEXTS:
+        mine = [p for p in ps if p.context == ctx]
+        if not mine:
+            continue
+        root = work_dir / f"heldout-{ctx}"
+        paths = write_sessions(root / "home", [list(p.blocks) for p in mine])
+        db = root / "memory.db"
+        with Store.open(db) as store:
+            job = IndexJob(
+                store=store, embedder=BagOfWordsEmbedder(), scanner=scanner, all_tiers_at_once=True
+            )
+            for path in paths:
+                index(sources_for_path(path), job)
+        stored = _session_texts(db)
+        raw = b"".join(p.read_bytes() for p in (db, Path(f"{db}-wal")) if p.exists())
+        raw_text = raw.decode("utf-8", "replace")
+        report = push(
+            db,
+            DirRemote(root / "remote"),
+            scanner=gate_scanner(),
+            receipts=root / "receipts",
+            options=PushOptions(create=True, assume_yes=True),
+        )
+        held += report.held_back
+        pushed: dict[str, list[str]] = {}
+        for batch in lance_export.iter_rows(root / "remote" / lance_export.TABLE):
+            for sid, text in zip(batch.columns["session_id"], batch.columns["text"], strict=True):
+                pushed.setdefault(sid, []).append(text)
+        n_store = n_push = 0
+        for p, path in zip(mine, paths, strict=True):
+            sid = path.stem
+            in_store = leaked(p, "\n".join(stored.get(sid, []))) or any(
+                len(n) >= 12 and n in raw_text for n in _needles(p)
+            )
+            n_store += in_store
+            n_push += leaked(p, "\n".join(pushed.get(sid, [])))
+            if in_store:
+                missed.append((p.value.kind, ctx, p.variant))
+        reach_store[ctx], reach_push[ctx] = n_store, n_push
+    scanner_gate = gate_scanner()
+    cands, code = candidates(), realistic()
+    n = len(ps)
+    return {
+        "placements": n,
+        "values": len({p.value.value for p in ps}),
+        "kinds": len({p.value.kind for p in ps}),
+        "reach_store": sum(reach_store.values()),
+        "reach_store_pct": round(100 * sum(reach_store.values()) / n, 2),
+        "reach_store_by_context": reach_store,
+        "reach_push": sum(reach_push.values()),
+        "reach_push_by_context": reach_push,
+        "push_held_back_chunks": held,
+        "missed_examples": sorted(set(missed))[:40],
+        "non_secret": len(cands),
+        "non_secret_redacted": (c1 := sum(1 for c in cands if scanner.scan(c.text))),
+        "non_secret_redacted_pct": round(100 * c1 / len(cands), 2),
+        "code_data": len(code),
+        "code_data_languages": len({c.group for c in code}),
+        "code_data_redacted": (c2 := sum(1 for c in code if scanner.scan(c.text))),
+        "code_data_redacted_pct": round(100 * c2 / max(len(code), 1), 2),
+        "gate_held_back_non_secret": (
+            c3 := sum(1 for c in cands if scanner_gate.scan(redact(c.text, scanner)[0]))
+        ),
+        "gate_held_back_non_secret_pct": round(100 * c3 / len(cands), 2),
+        "seconds": round(time.perf_counter() - t0, 1),
+    }
+
+
+def _session_texts(db: Path) -> dict[str, list[str]]:
+    """Stored chunk texts per session id (read-only)."""
+    import sqlite3
+
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        out: dict[str, list[str]] = {}
+        for sid, text in con.execute("select session_id, text from chunk_rows order by rowid"):
+            out.setdefault(sid, []).append(text)
+        return out
+    finally:
+        con.close()
+
+
+def _needles(p: Any) -> list[str]:
+    from heldout_corpus import needles  # type: ignore[import-not-found]
+
+    return list(needles(p))

@@ -10,9 +10,9 @@ A password or an opaque API key has no format; what gives it away is the text ar
   `X-Octopus-ApiKey:`, `PRIVATE-TOKEN:`, `DD-API-KEY:`);
 * Kubernetes / ECS name–value pairs (`- name: DB_PASSWORD` + `value: …`, `{"name": …,
   "value": …}`) and Dockerfile `ENV NAME value`;
-* URL query parameters that carry keys (`?key=`, `&appid=`, `&access_token=`, `&sig=`);
-* passwords in prose ("the staging db password is …", "with password …", "pw for X: …") and
-  tokens in prose ("the Datadog api key is …", "use this key … <value>").
+* URL query parameters that carry keys (`?key=`, `&appid=`, `&access_token=`, `&sig=`).
+
+Secrets in prose are funes.redact.prose's.
 
 Each rule is anchored on a literal (funes.redact.rules) and rejects placeholders, variables,
 code references and words (`is_placeholder`, `_prose_value`).
@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import re
 
-from funes.redact.rules import Extract, Rule, Span, rule
+from funes.redact.rules import Rule, Span, rule
 from funes.redact.values import (
     Family,
-    is_code_reference,
     is_placeholder,
-    looks_random,
+    is_public,
+    minted,
     secret_name,
     strong_enough,
 )
@@ -153,6 +153,18 @@ def _header_flag(text: str, m: re.Match[str]) -> Span | None:
     return start, end
 
 
+_X_HEADER = (
+    r"(?P<n>x-[a-z0-9\-]{1,40})\\?[\"']?[ \t]*:[ \t]*\\?[\"']?[ \t]*"
+    + _HEADER_VALUE.replace("A-Za-z", "a-z")
+)
+
+
+def _x_header(text: str, m: re.Match[str]) -> Span | None:
+    """`X-Auth-Key: …`, `"X-Api-Key":"…"`, `'X-Vault-Token:…'` anywhere (httpie, logs, JSON
+    header maps): an `X-` header whose name announces a secret."""
+    return _header_flag(text, m)
+
+
 # -- name/value pairs, Dockerfile ENV, query parameters --------------------------------------
 
 _V = r"""(?:\\?["'](?P<vq>[^"'\\\r\n]+)\\?["']|(?P<vb>[^\s"'\\,}]+))"""
@@ -174,7 +186,8 @@ def _named_value(text: str, m: re.Match[str]) -> Span | None:
 _QUERY_NAMES = frozenset(
     ("key", "api_key", "apikey", "appid", "app_id", "access_token", "token", "auth", "auth_token",
      "secret", "client_secret", "password", "pass", "pwd", "sig", "signature", "private_token",
-     "x-amz-signature", "x-goog-signature", "code_verifier", "refresh_token", "id_token")
+     "x-amz-signature", "x-goog-signature", "code_verifier", "refresh_token", "id_token",
+     "code")
 )  # fmt: skip
 
 
@@ -188,122 +201,15 @@ def _query(text: str, m: re.Match[str]) -> Span | None:
     return start, end
 
 
-# -- prose -----------------------------------------------------------------------------------
-
-_TRAILING = ",;:)]}>\"'`"
-
-
-def _prose_value(value: str, *, password: bool) -> bool:
-    """A word written as a secret value in prose, not an English word or code."""
-    if is_placeholder(value) or value.startswith(("$", "/", "~", "http")) or len(value) < 4:
-        return False
-    if value.lower() in _PROSE_STOP or "://" in value or ".." in value:
-        return False
-    if re.fullmatch(r"[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+", value):
-        return False  # an address (user@host), not a secret
-    if any(c in value for c in "<>\\"):
-        return False
-    if password:
-        if any(c.isdigit() for c in value) or any(ord(c) > 127 and c.isalpha() for c in value):
-            return True
-        if any(not c.isalnum() and c not in "-." for c in value):
-            return True
-        if value.count("-") >= 2:
-            return True  # correct-horse-battery
-        return any(c.isupper() for c in value[1:]) and any(c.islower() for c in value)
-    if any(c in value for c in "([{") and is_code_reference(value):
-        return False
-    if not looks_random(value, min_len=10):
-        return False
-    if any(c.isdigit() for c in value) or any(not c.isalnum() for c in value):
-        return True
-    return len(re.findall(r"[A-Z]{2,}", value[1:])) >= 2 and len(value) >= 16
-
-
-_PROSE_STOP = frozenset(
-    ("required", "optional", "incorrect", "wrong", "invalid", "correct", "expired", "stored",
-     "missing", "empty", "set", "unset", "hidden", "encrypted", "hashed", "valid", "the", "not",
-     "none", "null", "same", "different", "reset", "changed", "rotated", "saved", "there")
-)  # fmt: skip
-
-
-def _prose(password: bool) -> Extract:
-    def extract(text: str, m: re.Match[str]) -> Span | None:
-        if _in_marker(text, m.start()):
-            return None
-        start, end = m.span("v")
-        while end > start and text[end - 1] in _TRAILING:
-            end -= 1
-        if end > start and text[end - 1] == "." and (end == len(text) or text[end] in " \n"):
-            end -= 1 if not password else 0
-        value = text[start:end]
-        if not _prose_value(value, password=password):
-            return None
-        if not password and _looks_like_hash_word(text, m.start()):
-            return None
-        return start, end
-
-    return extract
-
-
-def _token_in_prose(text: str, m: re.Match[str]) -> Span | None:
-    """The first word of the 80 characters after a credential word that reads as minted."""
-    if _looks_like_hash_word(text, m.start()) or _in_marker(text, m.start()):
-        return None
-    for w in _WORD.finditer(text, m.start("w"), m.end("w")):
-        start, end = w.span()
-        while end > start and text[end - 1] in _TRAILING:
-            end -= 1
-        if _prose_value(text[start:end], password=False):
-            return start, end
-    return None
-
-
-def _in_marker(text: str, i: int) -> bool:
-    """`i` falls inside one of our own `[REDACTED:<kind>]` markers (`cli_secret`, `…_token`)."""
-    opening = text.rfind("[REDACTED:", max(0, i - 40), i)
-    return opening >= 0 and "]" not in text[opening:i]
-
-
-def _looks_like_hash_word(text: str, i: int) -> bool:
-    """`cache key`, `sort key`, `primary key`, `ssh key fingerprint`: keys that are not secrets."""
-    before = text[max(0, i - 12) : i].lower()
-    return any(
-        w in before for w in ("cache ", "sort ", "primary ", "foreign ", "partition ", "public ")
-    )
-
-
-_PASSWORD_WORD = (
-    r"(?:password|passwort|passwd|passphrase|passcode|pwd|pw|contraseña|пароль|mot de passe)"
-)
-_PROSE_PASSWORD = (
-    r"(?:" + _PASSWORD_WORD + r")(?![a-z_\-@/:=])[^\n.?!@/=]{0,40}?"
-    r"(?:[ \t](?:is|was|to|now|be|becomes|reads)(?:[ \t]+now)?[ \t]+|[ \t]*:[ \t]*)"
-    r"(?:[\"'`])?(?P<v>[^\s\"'`]{3,128})"
-)
-_WITH_PASSWORD = (
-    r"(?:with|using|use|the)[ \t]+(?:the[ \t]+)?"
-    + _PASSWORD_WORD
-    + r"[ \t]+[\"'`]?(?P<v>[^\s\"'`]{3,128})"
-)
-_TOKEN_WORD = r"(?:token|secret|credential|credentials|api[ _-]?key|access[ _-]?key|auth[ _-]?key|(?:this|the|my|our|new|your)[ \t]+key)"
-_PROSE_TOKEN = _TOKEN_WORD + r"(?![a-z_\-])(?P<w>[^\n?!]{1,80})"
-_WORD = re.compile(r"[^\s\"'`]{10,512}")
-
-_TOKEN_ANCHORS = ("token", "secret", "credential", "api key", "api-key", "api_key", "apikey",
-                  "access key", "access-key", "auth key", "auth-key", "this key", "the key",
-                  "my key", "our key", "new key", "your key")  # fmt: skip
-_PASSWORD_ANCHORS = ("password", "passwort", "passwd", "passphrase", "passcode", "pwd", "pw",
-                     "contraseña", "пароль", "mot de passe")  # fmt: skip
-
-
 def _env_line(text: str, m: re.Match[str]) -> Span | None:
     """`NAME=value` / `NAME: value` on its own line with an upper-case secret NAME: the value
     is the rest of the line, whatever it holds (`.env`, YAML config maps, `printenv`)."""
     name = m.group("n")
     family = secret_name(name)
-    if family is None:
-        return None
+    if family is None and _ID_NAME.search(name):
+        return None  # BUILD_SHA, IMAGE_DIGEST, REQUEST_ID: identifiers, not credentials
+    if name.islower() and family is not None:
+        return None  # `db_password=…` lower-case: the assignment rules judge it
     start, end = m.span("v")
     while end > start and text[end - 1] in " \t\r":
         end -= 1
@@ -312,15 +218,37 @@ def _env_line(text: str, m: re.Match[str]) -> Span | None:
         start, end, value = start + 1, end - 1, value[1:-1]
     if is_placeholder(value) or value.startswith(("$", "!", "&", "*", "|", ">")):
         return None
-    if family is Family.TOKEN and not strong_enough(value, family):
+    if family is None:
+        return (start, end) if _noise(value) else None  # mimi=gX69YO4CvBsV…: minted, any name
+    if family is not Family.PASSWORD and not strong_enough(value, family):
         return None
     return (start, end) if end > start else None
+
+
+_ID_NAME = re.compile(
+    r"(?:^|_)(?:ID|IDS|SHA\d*|HASH|DIGEST|CHECKSUM|COMMIT|REV|REVISION|VERSION|TAG|REF|"
+    r"BRANCH|IMAGE|BUILD|RUN|UUID|GUID|NONCE|SALT|IV|INTEGRITY|ETAG|FINGERPRINT|PATH|DIR|"
+    r"FILE|URL|URI|HOST|NAME|REGION|ZONE|ARN|DSN|PUBLIC|PUBLISHABLE)(?:_|$)",
+    re.I,
+)
+
+
+def _noise(value: str) -> bool:
+    """A value no one writes: minted, with upper, lower and digits, not hex, not a UUID."""
+    return (
+        not is_public(value)
+        and minted(value, min_len=20, allow_uuid=False)
+        and any(c.isupper() for c in value)
+        and any(c.islower() for c in value)
+        and any(c.isdigit() for c in value)
+        and re.fullmatch(r"[0-9a-fA-F\-]+", value) is None
+    )
 
 
 CONTEXT_RULES: tuple[Rule, ...] = (
     rule(
         "secret_assignment",
-        r"(?:\n|^)[ \t]*(?:export[ \t]+)?(?P<n>[A-Z][A-Z0-9_]*_[A-Z0-9_]+|[A-Z]{4,})[ \t]*[=:][ \t]*(?P<v>[^\s][^\r\n]*)",
+        r"(?:\n|^)[ \t]*(?:export[ \t]+)?(?P<n>[A-Z][A-Z0-9_]*_[A-Z0-9_]+|[A-Z]{4,}|[a-z][a-z0-9_]{1,40}(?==))[ \t]*[=:][ \t]*(?P<v>[^\s][^\r\n]*)",
         ["\n"],
         _env_line,
     ),
@@ -333,6 +261,7 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         _header_flag,
         lower=True,
     ),
+    rule("api_key_header", _X_HEADER, ["x-"], _x_header, lower=True),
     rule(
         "secret_assignment",
         r"name\\?[\"']?[ \t]*:[ \t]*\\?[\"']?(?P<n>[a-z_][a-z0-9_.\-]{1,80})\\?[\"']?[ \t]*"
@@ -354,7 +283,4 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         _query,
         lower=True,
     ),
-    rule("password_in_prose", _PROSE_PASSWORD, _PASSWORD_ANCHORS, _prose(True), lower=True),
-    rule("password_in_prose", _WITH_PASSWORD, ["with ", "using ", "use ", "the "], _prose(True), lower=True),  # noqa: E501
-    rule("token_in_prose", _PROSE_TOKEN, _TOKEN_ANCHORS, _token_in_prose, lower=True),  # noqa: E501
 )  # fmt: skip

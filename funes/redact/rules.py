@@ -30,6 +30,7 @@ from funes.redact.values import (
     looks_random,
     secret_name,
     strong_enough,
+    word_like,
 )
 
 Span = tuple[int, int]
@@ -52,6 +53,19 @@ class Rule:
     lookback: int = 0  # the match may start up to this many characters before the anchor
 
 
+# A line-number gutter as agents' file viewers print it: Claude Code's Read tool (`%6d→`),
+# `cat -n` / `nl` (`%6d<TAB>`). It hides a line's start from rules anchored there.
+_GUTTER = re.compile(r"^[ \t]*[0-9]{1,7}(?:\u2192|\t)", re.M)
+
+
+def without_gutters(text: str) -> str:
+    """`text` with every line-number gutter blanked to spaces (same length, offsets valid), so
+    `    12→DB_PASSWORD=…` reads as an indented `DB_PASSWORD=…` line."""
+    if "\u2192" not in text and "\t" not in text:
+        return text
+    return _GUTTER.sub(lambda m: " " * len(m.group(0)), text)
+
+
 def ascii_lower(text: str) -> str:
     """`text` with A–Z lower-cased and nothing else changed (offsets stay valid)."""
     low = text.lower()
@@ -68,12 +82,19 @@ def _bounded(text: str, start: int, end: int) -> bool:
     )
 
 
-def token(min_random: int = 0, *, group: str | int = 0, forbid: tuple[str, ...] = ()) -> Extract:
-    """A self-identifying token (`ghp_…`, `AKIA…`): bounded, not a placeholder, random enough."""
+def token(
+    min_random: int = 0,
+    *,
+    group: str | int = 0,
+    forbid: tuple[str, ...] = (),
+    group_bounds: bool = False,
+) -> Extract:
+    """A self-identifying token (`ghp_…`, `AKIA…`): bounded (the whole match, or with
+    `group_bounds` the group: a token found mid-URL), not a placeholder, random enough."""
 
     def extract(text: str, m: re.Match[str]) -> Span | None:
         start, end = m.span(group)
-        if not _bounded(text, *m.span()):
+        if not _bounded(text, *((start, end) if group_bounds else m.span())):
             return None
         value = text[start:end]
         if any(f in value for f in forbid) or is_placeholder(value):
@@ -132,6 +153,8 @@ def _line_context(text: str, i: int) -> str:
     if j >= 2 and text[j - 2] == "\\" and text[j - 1] in "nrt":
         return "line"  # JSON-escaped newline: "cat .env" output inside a tool_use
     c = text[j - 1]
+    if c in "+-" and (j == 1 or text[j - 2] in "\r\n"):
+        return "line"  # a diff line: `+API_KEY=…`, `-  token: …`
     if c in "?&" and j == i:
         return "query"
     if c in "(,[{":
@@ -157,6 +180,38 @@ def _ends_line(text: str, end: int) -> bool:
     return not rest or rest[0] in "\r\n#" or rest in ("\\n", "\\r") or rest[0] == '"'
 
 
+_VARIABLE_PARTS = ("pass", "pwd", "pw", "secret", "token", "key", "cred", "auth", "env", "var",
+                   "conf", "setting", "param", "arg", "input", "value", "val", "str", "data",
+                   "user", "self", "this", "none", "null", "true", "false", "default")  # fmt: skip
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*")
+_UI_WORDS = frozenset(("enter", "your", "the", "please", "password", "confirm", "new", "current",
+                       "old", "type", "here", "invalid", "required", "a", "an", "of", "is"))  # fmt: skip
+
+
+def _literal_identifier(text: str, value: str, start: int, end: int) -> bool:
+    """A bare word assigned to a password name is the password itself (`password = open_sesame`
+    in a config file, `password=qpls` in a connection string) unless it reads as a variable:
+    it names a credential or config (`db_pass`, `settings`) or the block uses it elsewhere."""
+    if not _IDENTIFIER.fullmatch(value) or len(value) < 4:
+        return False
+    low = value.lower()
+    if any(p in low for p in _VARIABLE_PARTS):
+        return False
+    pattern = re.compile(r"(?<![A-Za-z0-9_])" + re.escape(value) + r"(?![A-Za-z0-9_])")
+    return not any(m.start() != start for m in pattern.finditer(text))
+
+
+def _spaced_password(value: str) -> bool:
+    """A quoted passphrase with spaces (`'open sesame'`), not a UI string (`"Enter password"`)."""
+    words = value.split()
+    return (
+        2 <= len(words) <= 4
+        and value == value.lower()
+        and not any(w.strip(".:?!…") in _UI_WORDS for w in words)
+        and not value.rstrip().endswith((":", "?", "…", "..."))
+    )
+
+
 def _assignment(text: str, m: re.Match[str]) -> Span | None:
     """`NAME=value`, `name: value`, `"name": "value"` with a secret-bearing NAME."""
     i = m.start()
@@ -174,7 +229,7 @@ def _assignment(text: str, m: re.Match[str]) -> Span | None:
         name_start = i - 1 if i < 2 or text[i - 2] != "\\" else i - 2
     else:
         name_start = i
-    name = text[i : m.end("kw")]
+    name = text[i : m.end("tail")]
     family = secret_name(name)
     if family is None:
         return None
@@ -185,13 +240,25 @@ def _assignment(text: str, m: re.Match[str]) -> Span | None:
         return None
     if end < len(text) and text[end] in "<{$":
         return None  # `hvs.<token>`, `sk-${KEY}`: a template, not a value
+    if family is Family.KEY and not strong_enough(value, family):
+        return None  # MAILGUN_KEY=… counts only with a minted-looking value
     op = m.group("op")
     colon = ":" in op and "=" not in op
     tight = op == "="
     ctx = "quoted" if quoted_name else _line_context(text, name_start)
     upper = name.upper() == name and any(c.isalpha() for c in name)
+    if op.strip() == "to":  # prose: "set AWS_SECRET_ACCESS_KEY to …"
+        if not upper or quoted_name or "_" not in name:
+            return None
+        return (start, end) if strong_enough(value, family) and word_like(value) < 0.55 else None
     if quoted:
-        if any(c.isspace() for c in value) and not (upper and ctx in ("line", "shell")):
+        if value[0] in ",+" or (value[0] == "." and not value[1:2].isalnum()):
+            return None  # `password: "…",next:` or `'…'.$p[`: between two literals, not one
+        if (
+            any(c.isspace() for c in value)
+            and not (upper and ctx in ("line", "shell"))
+            and not (family is Family.PASSWORD and _spaced_password(value))
+        ):
             return None
         if (
             op in (":=", "=>")
@@ -200,6 +267,8 @@ def _assignment(text: str, m: re.Match[str]) -> Span | None:
         ):
             return None
         return (start, end) if strong_enough(value, family) else None
+    if value[0] in ".,+":
+        return None  # `'…' . $x`, `", " + y`: concatenation, not a value
     call_like = any(c in value for c in "([{") or (
         "." in value and is_code_reference(value) and not has_random_part(value)
     )
@@ -217,16 +286,18 @@ def _assignment(text: str, m: re.Match[str]) -> Span | None:
             and not upper
             and is_code_reference(value)
             and not any(c.isdigit() for c in value)
+            and not (family is Family.PASSWORD and _literal_identifier(text, value, start, end))
         ):
             return None
         if ctx in ("line", "shell", "query", "word", "arg"):
             return (start, end) if (upper or ctx != "arg" or strong_enough(value, family)) else None
         return None
-    if "=" in op and ctx == "line":
+    if "=" in op and ctx in ("line", "shell"):
         if is_code_reference(value) and not has_random_part(value):
             has_digit = any(c.isdigit() for c in value)
             has_alpha = any(c.isalpha() for c in value)
-            if not (has_digit and has_alpha):
+            literal = family is Family.PASSWORD and _literal_identifier(text, value, start, end)
+            if not (has_digit and has_alpha) and not literal:
                 return None
         return (start, end) if strong_enough(value, family) else None
     return None
@@ -251,7 +322,7 @@ def _flag_value(text: str, m: re.Match[str]) -> Span | None:
 _V_QUOTED = (
     r"""\\"(?P<ve>(?:[^"\\\r\n]|\\\\\\\\)*)\\"|"(?P<vd>(?:[^"\\\r\n]|\\.)*)"|'(?P<vs>[^'\r\n]*)'"""
 )
-_V_BARE = r"""(?P<vb>(?:[^\s"'`\\,;)\]}<>&|]|\\\\\\\\)+)"""
+_V_BARE = r"""(?P<vb>`?(?:[^\s"'`\\,;)\]}<>&|]|\\\\\\\\)+)"""
 _VALUE = rf"(?:{_V_QUOTED}|{_V_BARE})"
 
 
@@ -346,7 +417,7 @@ BASE_RULES: tuple[Rule, ...] = (
     rule("jwt", r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*", ["eyJ"], token()),
     rule("npm_token", r"npm_[A-Za-z0-9]{36}", ["npm_"], token(30)),
     rule("pypi_token", r"pypi-AgE[A-Za-z0-9_\-]{50,}", ["pypi-AgE"], token()),
-    rule("sendgrid_key", r"SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}", ["SG."], token()),
+    rule("sendgrid_key", r"SG\.[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{20,64}", ["SG."], token(20)),
     rule("digitalocean_token", r"do[por]_v1_[a-f0-9]{64}", ["_v1_"], token(), lookback=3),
     rule(
         "url_password",
@@ -396,9 +467,11 @@ BASE_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "secret_assignment",
-        r"(?P<kw>password|passwd|passphrase|passcode|pass|pwd|pw|secret|token|key|auth)"
-        r"(?P<kq>\\?[\"'])?(?P<op>[ \t]*(?::=|=>|=|:)[ \t]*)(?![=>])" + _VALUE,
-        ["pass", "pw", "secret", "token", "key", "auth"],
+        r"(?P<kw>password|passwd|passphrase|passcode|pass|pwd|pw|secret|token|key|auth|pat|"
+        r"credentials|credential|creds)(?P<tail>(?:[_.\-](?:private|prod|production|dev|staging|"
+        r"test|live|sandbox|new|old|current|base|raw|value|b64|base64|hex|encoded|v[0-9]|[0-9]))*)"
+        r"(?P<kq>\\?[\"'])?(?P<op>[ \t]*(?::=|=>|=|:)[ \t]*|[ \t]+to[ \t]+)(?![=>])" + _VALUE,
+        ["pass", "pw", "secret", "token", "key", "auth", "pat", "cred"],
         _assignment,
         lower=True,
     ),
@@ -418,7 +491,9 @@ def _anchor_positions(hay: str, anchors: Sequence[str]) -> list[int]:
 
 
 def scan_rules(text: str, rules: Sequence[Rule]) -> list[tuple[str, int, int]]:
-    """(kind, start, end) of every value the rules find in `text` (unsorted, may overlap)."""
+    """(kind, start, end) of every value the rules find in `text` (unsorted, may overlap).
+    Rules read `text` with line-number gutters blanked (`without_gutters`)."""
+    text = without_gutters(text)
     out: list[tuple[str, int, int]] = []
     low: str | None = None
     for rule in rules:

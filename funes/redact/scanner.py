@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from funes.redact.rules import Rule
 
-RULES_VERSION = 3
+RULES_VERSION = 4
 MARKER_PREFIX = "[REDACTED:"
 _MAX_PASSES = 3
 

@@ -18,9 +18,11 @@ that cannot run must make its caller fail closed.
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Any
 
+from funes.redact.rules import without_gutters
 from funes.redact.values import is_placeholder
 
 # Helper (not visible) findings whose value is a secret in its own right.
@@ -34,6 +36,15 @@ _HELPER_SECRETS = frozenset(
         "polymarket-api-secret",
         "polymarket-passphrase",
     }
+)
+
+
+# Catalogue rules whose findings vendors publish by design (client ids, publishable and
+# public keys, PostHog's write-only project key): left alone, as funes' own rules leave
+# `pk_live_…` alone. Matched on the rule id's last part.
+_PUBLIC_BY_DESIGN = re.compile(
+    r"(?:^|-)(?:client-id|pub-key|pub-api-key|public-key|publishable-key)(?:\.\d+)?$"
+    r"|^posthog-project-api-key"
 )
 
 
@@ -70,7 +81,9 @@ def _pem_body(text: str, start: int, end: int) -> tuple[int, int]:
 
 
 def scan_kingfisher(text: str) -> list[tuple[str, int, int]]:
-    """(kind, start, end) character spans of every Kingfisher finding in `text` (unsorted)."""
+    """(kind, start, end) character spans of every Kingfisher finding in `text` (unsorted).
+    Kingfisher reads `text` with line-number gutters blanked (same length, same offsets)."""
+    text = without_gutters(text)
     data = text.encode("utf-8")
     ascii_only = len(data) == len(text)
     out: list[tuple[str, int, int]] = []
@@ -78,6 +91,8 @@ def scan_kingfisher(text: str) -> list[tuple[str, int, int]]:
         rule_id = finding.rule_id
         base = rule_id.rsplit(".", 1)[-1]
         if not finding.visible and base not in _HELPER_SECRETS:
+            continue
+        if _PUBLIC_BY_DESIGN.search(rule_id.split(".", 1)[-1]):
             continue
         loc = finding.location
         start, end = int(loc["start_offset"]), int(loc["end_offset"])

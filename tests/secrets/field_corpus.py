@@ -470,8 +470,9 @@ def block_texts(p: Placement) -> list[str]:
 def session_records(
     blocks: list[tuple[str, object]], *, session_id: str, seed: int = 5, cwd: str = "/work/app"
 ) -> list[dict[str, object]]:
-    """Claude Code records (native JSONL shapes) for `blocks`: user prompts, tool_use inputs,
-    tool_result outputs; a short assistant reply opens and closes each exchange."""
+    """Claude Code records (native JSONL shapes) for `blocks`: user prompts, assistant text,
+    tool_use inputs, tool_result outputs; a short assistant reply opens and closes each
+    exchange."""
     r = random.Random(seed)
     records: list[dict[str, object]] = []
     parent: str | None = None
@@ -505,6 +506,8 @@ def session_records(
         if role == "user":
             emit("user", payload)
             emit("assistant", [{"type": "text", "text": "On it."}])
+        elif role == "assistant":
+            emit("assistant", [{"type": "text", "text": payload}])
         elif role == "tool_use":
             last_tool = f"toolu_{r.getrandbits(64):016x}"
             assert isinstance(payload, dict)

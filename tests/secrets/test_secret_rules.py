@@ -151,6 +151,11 @@ LEFT_ALONE = [
     ("upper-case prose", "THE AWS ACCESS KEY ROTATION POLICY REQUIRES EVERY KEY TO BE REPLACED"),
     ("filler digits", "api_key = 1111111111111111"),
     ("s. in prose", "s.AcceptanceTimeoutSeconds and s.makeKubeConfigController = args"),
+    (
+        "a word and a number some words after 'token'",  # the scale test's chunks (CI, 46917d1)
+        "snapshot connection kiln token cobalt batch parser marker7919",
+    ),
+    ("token counts in prose", "the token budget is 128000 and the prompt used tokens42 so far"),
 ]
 
 
