@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from support.claude import write_claude_session
 
+from funes.chunks import EMBED_INPUT
 from funes.commands.get import run_get
 from funes.commands.index import IndexRequest, run_index
 from funes.commands.push import PushRequest, run_push
@@ -109,7 +110,7 @@ def test_the_lance_schema_is_pinned(tmp_path: Path) -> None:
     assert schema.metadata == {
         b"embedding_model": b"m@1",
         b"embedding_dim": b"384",
-        b"embedding_input": b"prompt-context/1",
+        b"embedding_input": EMBED_INPUT.encode(),
         b"funes_format": b"funes-lance/1",
     }
 
@@ -153,7 +154,7 @@ def test_a_remote_records_its_embedding_recipe_and_a_push_of_another_recipe_warn
     mixed = run_push(fresh, parse_memory(str(shared), fresh), PushRequest(assume_yes=True))
     assert mixed.pushed == 2
     [note] = mixed.notes
-    assert "`text` embedding recipe" in note and "`prompt-context/1`" in note
+    assert "`text` embedding recipe" in note and f"`{EMBED_INPUT}`" in note
 
 
 def test_a_memory_re_embedded_after_its_push_is_not_told_to_re_embed_again(tmp_path: Path) -> None:
@@ -180,7 +181,7 @@ def test_a_memory_re_embedded_after_its_push_is_not_told_to_re_embed_again(tmp_p
     again = run_push(rt, shared, PushRequest())
     assert again.pushed == 2
     [note] = again.notes
-    assert "`text` embedding recipe" in note and "`prompt-context/1`" in note
+    assert "`text` embedding recipe" in note and f"`{EMBED_INPUT}`" in note
     assert "funes index --yes" not in note
     assert "keep their `text` vectors" in note
 
