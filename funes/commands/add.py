@@ -26,6 +26,7 @@ from funes.memory import (
     MemoryRef,
     Runtime,
     bind,
+    bindings_path,
     open_memory,
     parse_memory,
     remote_for,
@@ -93,7 +94,14 @@ def run_add(
             result.changed.insert(0, str(path))
             if not existed:
                 result.created.insert(0, str(path))
+    bindings = bindings_path(rt.paths)
+    before = bindings.read_bytes() if bindings.exists() else None
     bind(rt.paths, harness.value, binding_label(ref))
+    after = bindings.read_bytes() if bindings.exists() else None
+    if after != before:
+        result.changed.append(str(bindings))
+        if before is None:
+            result.created.append(str(bindings))
     return result
 
 

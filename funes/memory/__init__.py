@@ -15,7 +15,7 @@ it uses the store and the remote pipeline. Other packages import from this face.
 
 from __future__ import annotations
 
-from funes.memory.binding import Binding, bind, bound_agents, load_bindings
+from funes.memory.binding import Binding, bind, bindings_path, bound_agents, load_bindings
 from funes.memory.curation import (
     Curation,
     all_curations,
@@ -52,6 +52,7 @@ __all__ = [
     "all_curations",
     "as_push_target",
     "bind",
+    "bindings_path",
     "bound_ref",
     "curation_path",
     "bound_agents",

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 # int8 vectors: component × VECTOR_SCALE, rounded and clipped to ±127. Unit vectors of
 # 384-d sentence embedders have components within about ±0.3, so 400 keeps ~7 bits.
 VECTOR_SCALE = 400.0
+KNN_MAX_K = 4096  # the largest k sqlite-vec's vec0 KNN query accepts (its error says so)
 DEFAULT_VECTOR_ELEMENT = "int8"
 
 

@@ -21,7 +21,7 @@ from funes.store.forgetting import ForgetRule
 from funes.store.handle import reads
 from funes.store.listing import SessionSummary
 from funes.store.lock import writer_lock
-from funes.store.meta import VECTOR_SCALE, now_utc
+from funes.store.meta import KNN_MAX_K, VECTOR_SCALE, now_utc
 from funes.store.provenance import Keys
 from funes.store.reconcile import Held
 from funes.store.rows import StoredChunk, StoreState, StoreStats, UnitRecord
@@ -411,12 +411,17 @@ class Store(RedactionUpkeep):
     def semantic(
         self, vector: NDArray[np.float32], *, k: int, filters: Filters = NO_FILTERS
     ) -> list[tuple[int, float]]:
-        """(rowid, distance) nearest first; [] when this memory or process has no vectors."""
+        """(rowid, distance) nearest first, at most `k` (and at most `KNN_MAX_K`, what
+        sqlite-vec's KNN accepts); [] when this memory or process has no vectors."""
         if not self._conn.vectors or self.model_id is None:
             return []
         blob = self._vector_bytes(vector.reshape(1, -1))[0]
         return queries.semantic(
-            self._raw, blob, element=self.vector_element or "float", k=k, filters=filters
+            self._raw,
+            blob,
+            element=self.vector_element or "float",
+            k=min(k, KNN_MAX_K),
+            filters=filters,
         )
 
     @reads

@@ -47,7 +47,7 @@ CLAUDE = Harness.CLAUDE_CODE
 def host(tmp_path: Path, name: str) -> Runtime:
     """One simulated machine: its own HOME (agent homes) and FUNES_HOME."""
     home = tmp_path / name / "home"
-    home.mkdir(parents=True)
+    (home / ".claude").mkdir(parents=True)  # Claude Code is set up on this machine
     return Runtime.resolve({**os.environ, "HOME": str(home), "FUNES_HOME": str(tmp_path / name)})
 
 

@@ -50,7 +50,7 @@ PUBLIC: dict[str, set[str]] = {
     "memory": {
         "Binding", "Curation", "MemoryKind", "MemoryRef", "MemoryState", "OpenMemory", "Probe",
         "PublishQueue", "PublishState", "RERANKER_RETRY_S", "Runtime", "all_curations",
-        "as_push_target", "bind", "bound_agents", "bound_ref", "curation_path", "foreign_owner",
+        "as_push_target", "bind", "bindings_path", "bound_agents", "bound_ref", "curation_path", "foreign_owner",
         "load_bindings", "load_curation", "open_for_read", "open_for_write", "open_memory",
         "parse_memory", "probe", "remote_for", "save_curation", "state",
     },

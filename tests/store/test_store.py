@@ -175,6 +175,17 @@ def test_semantic_search_filters_before_ranking(tmp_path: Path) -> None:
         assert store.fetch([hits[0][0]])[hits[0][0]].harness == "pi"
 
 
+def test_a_vector_read_deeper_than_sqlite_vec_allows_returns_what_it_can(tmp_path: Path) -> None:
+    # a bound memory's union reads its later member HIDDEN_DEPTH times deeper than the
+    # evidence stage asks: past 4096 sqlite-vec refused the query and recall failed
+    emb = BagOfWordsEmbedder()
+    with Store.open(tmp_path / "m.db") as store:
+        store.stamp_model(emb.model_id, emb.dim)
+        chunks = [c for i in range(5) for c in chunk_turn(_turn(i, f"alpha {i}", session=f"s{i}"))]
+        store.add(chunks, emb.embed([c.text for c in chunks]))
+        assert len(store.semantic(emb.embed_query("alpha"), k=10_000)) == len(chunks)
+
+
 def test_int8_vectors_keep_the_nearest_neighbour(tmp_path: Path) -> None:
     rng = np.random.default_rng(7)
     vectors = rng.normal(size=(50, 64)).astype(np.float32)
