@@ -470,6 +470,11 @@ class Store(RedactionUpkeep):
         return queries.sessions_starting(self._raw, prefix, limit=limit)
 
     @reads
+    def session_labels(self) -> list[tuple[str, str | None]]:
+        """(session id, stored label or None) of every session with chunks."""
+        return queries.session_labels(self._raw) if self._has_schema else []
+
+    @reads
     def session_summaries(
         self, filters: Filters = NO_FILTERS, *, prompt: str | None = None, limit: int, offset: int
     ) -> tuple[int, list[SessionSummary]]:
