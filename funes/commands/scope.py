@@ -25,7 +25,7 @@ from pathlib import Path
 
 from funes.errors import UsageError
 from funes.store import Filters, ProjectScope, Store
-from funes.traces import iso_utc, printable
+from funes.traces import iso_utc, printable, short_id
 
 _AGO = re.compile(r"(\d+)\s*(m|min|h|d|w)", re.IGNORECASE)
 _UNIT_S = {"m": 60, "min": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
@@ -107,10 +107,16 @@ def repository_root(path: Path) -> Path | None:
 
 
 def match_session(store: Store, value: str) -> str | None:
-    """The full id of the one session `value` names (its id, or a prefix of exactly one
-    session's id); None when none matches. Raises UsageError when several do."""
+    """The full id of the one session `value` names: its id, a prefix of exactly one
+    session's id, or the label a recall header shows for it (`7f3a9c2e`, a pi session's
+    `4e5f6a7b`, a subagent's `7f3a9c2e/Explore-a2df51c9`); None when none matches. Raises
+    UsageError when several do."""
     text = printable(value.strip())
     found = store.sessions_starting(text, limit=AMBIGUOUS_SHOWN + 1) if text else []
+    if text and not found:
+        found = [sid for sid, label in store.session_labels() if (label or short_id(sid)) == text][
+            : AMBIGUOUS_SHOWN + 1
+        ]
     if text in found or len(found) == 1:
         return text if text in found else found[0]
     if not found:

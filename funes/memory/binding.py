@@ -56,22 +56,27 @@ def load_bindings(paths: Paths) -> dict[str, Binding]:
 def bind(paths: Paths, agent: str, memory: str | None) -> Binding | None:
     """Record that `agent` uses `memory` (its label); None removes the agent's binding.
 
-    Keeps `since` when the agent is bound to the same memory again. Returns the binding.
+    Keeps `since` when the agent is bound to the same memory again; writes nothing (and
+    creates no file) when the record would not change. Returns the binding.
     Raises OSError when the data directory cannot be written.
     """
-    ensure_private_dir(paths.data)
     target = bindings_path(paths)
+    if memory is None and agent not in load_bindings(paths):
+        return None  # nothing to remove: an unbound agent leaves no file behind
+    ensure_private_dir(paths.data)
     from filelock import FileLock  # writers only: readers never load it
 
     with FileLock(str(target.with_suffix(".lock")), mode=PRIVATE_FILE):
         current = load_bindings(paths)
         old = current.get(agent)
         if memory is None:
-            current.pop(agent, None)
+            if current.pop(agent, None) is None:
+                return None
             made = None
         else:
-            since = old.since if old is not None and old.memory == memory else _now()
-            made = current[agent] = Binding(agent, memory, since)
+            if old is not None and old.memory == memory:
+                return old
+            made = current[agent] = Binding(agent, memory, _now())
         doc = {
             "v": FORMAT_VERSION,
             "agents": {

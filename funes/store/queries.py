@@ -208,6 +208,16 @@ def sessions_starting(raw: Any, prefix: str, *, limit: int) -> list[str]:
     return [str(r[0]) for r in rows]
 
 
+def session_labels(raw: Any) -> list[tuple[str, str | None]]:
+    """(session id, stored label or None) of every session with chunks, in id order."""
+    rows = raw.execute(
+        """select session_id, label from sessions
+           where exists (select 1 from chunks c where c.session = sessions.id)
+           order by session_id"""
+    ).fetchall()
+    return [(str(r[0]), None if r[1] is None else str(r[1])) for r in rows]
+
+
 def block_keys(raw: Any, rowids: list[int]) -> dict[int, tuple[str, str, int]]:
     """(session_id, turn_id, block_idx) keyed by rowid (missing rowids are absent)."""
     out: dict[int, tuple[str, str, int]] = {}

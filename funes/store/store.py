@@ -477,14 +477,19 @@ class Store(RedactionUpkeep):
     def semantic(
         self, vector: NDArray[np.float32], *, k: int, filters: Filters = NO_FILTERS
     ) -> list[tuple[int, float]]:
-        """(rowid, distance) nearest first; [] when this memory or process has no vectors."""
+        """(rowid, distance) nearest first, at most `k` (and at most what sqlite-vec's KNN
+        accepts: queries.KNN_MAX); [] when this memory or process has no vectors."""
         if not self._conn.vectors or self.model_id is None:
             return []
         blob = self._vector_bytes(vector.reshape(1, -1))[0]
         if filters == NO_FILTERS and (found := self._indexed_search(blob, k)) is not None:
             return found
         return queries.semantic(
-            self._raw, blob, element=self.vector_element or "float", k=k, filters=filters
+            self._raw,
+            blob,
+            element=self.vector_element or "float",
+            k=k,
+            filters=filters,
         )
 
     def _indexed_search(self, blob: bytes, k: int) -> list[tuple[int, float]] | None:
@@ -543,6 +548,11 @@ class Store(RedactionUpkeep):
         if not self._has_schema:
             return []
         return queries.sessions_starting(self._raw, prefix, limit=limit)
+
+    @reads
+    def session_labels(self) -> list[tuple[str, str | None]]:
+        """(session id, stored label or None) of every session with chunks."""
+        return queries.session_labels(self._raw) if self._has_schema else []
 
     @reads
     def session_summaries(

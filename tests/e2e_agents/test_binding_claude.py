@@ -104,6 +104,7 @@ def test_a_session_ending_on_host_a_is_recalled_by_host_bs_claude_through_mcp(
     with machine("a", hub, tmp_path_factory) as a, machine("b", hub, tmp_path_factory) as b:
         for box in (a, b):
             logged_in(box)
+            (box.home / ".claude").mkdir(parents=True, exist_ok=True)  # as its first run would
         made = a.funes("add", "claude", REPO, "--create", "--yes")
         assert f"bound to {LABEL}" in made.stderr, made.stderr
         servers = json.loads((a.home / ".claude.json").read_text())["mcpServers"]

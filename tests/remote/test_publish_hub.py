@@ -46,8 +46,9 @@ def hub(tmp_path: Path) -> Iterator[HubFake]:
 
 
 def host(tmp_path: Path, name: str, hub: HubFake, **extra: str) -> dict[str, str]:
+    """One simulated machine with Claude Code set up (its home folder exists)."""
     env = machine(tmp_path, name, hub, FUNES_PUSH_RETRY_S=RETRY, **extra)
-    (Path(env["HOME"]) / ".claude").mkdir(exist_ok=True)  # Claude Code is set up (add checks)
+    (Path(env["HOME"]) / ".claude").mkdir(exist_ok=True)
     return env
 
 

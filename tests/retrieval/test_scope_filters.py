@@ -16,7 +16,7 @@ import pytest
 from fakes import BagOfWordsEmbedder
 from support.memory import memory_with
 
-from funes.commands.scope import Scope, filters_for, parse_time, project_scope
+from funes.commands.scope import Scope, filters_for, match_session, parse_time, project_scope
 from funes.errors import UsageError
 from funes.retrieval import get_turns, recall
 from funes.settings import RECALL, Leg
@@ -190,3 +190,21 @@ def test_the_sql_and_the_python_project_rules_agree(
         found = store.lexical("kestrel", k=5, filters=Filters(project=project))
     assert project_matches(project, cwd, workdir) is matches
     assert bool(found) is matches
+
+
+def test_the_label_a_recall_header_shows_names_its_session(tmp_path: Path) -> None:
+    # a UUIDv7 session id (pi, Codex) is labelled by its last 8 hex digits, not its first 8:
+    # `get <label> <turn>` copied from a recall header must still find it
+    pi_id = "2025-11-03T09-12-44-301Z_019a4b5c-6d7e-7f80-9a1b-2c3d4e5f6a7b"
+    other = "2025-11-03T09-12-44-301Z_019a4b5c-6d7e-7f80-9a1b-2c3d4e5f0000"
+    store = memory_with(
+        tmp_path / "m.db",
+        [
+            _turn(pi_id, 0, "glaze kiln", cwd="/home/dev/shop", ts="2026-03-01T09:00:00.000Z"),
+            _turn(other, 0, "glaze kiln", cwd="/home/dev/shop", ts="2026-03-01T09:00:00.000Z"),
+        ],
+        BagOfWordsEmbedder(),
+    )
+    assert match_session(store, "4e5f6a7b") == pi_id
+    assert match_session(store, "4e5f0000") == other
+    assert match_session(store, "ffffffff") is None
