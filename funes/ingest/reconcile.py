@@ -102,7 +102,7 @@ class UnitWriter:
                 session_id=session,
                 source_path=first.source_path,
             )
-            if found is not None:
+            if found is not None and self._same_record(first, found[1]):
                 mine = store.first_rowid(session, first.turn_id)
                 if mine is None or mine > found[1]:
                     self.links.append((session, first.seq, first.turn_id, found[0]))
@@ -110,6 +110,14 @@ class UnitWriter:
         if linked:  # this session stores the turn itself now
             self.unlinks.setdefault(session, []).append(first.turn_id)
         return False
+
+    def _same_record(self, first: Chunk, rowid: int) -> bool:
+        """Whether the chunk another session holds at `rowid` (its first of the turn) is this
+        turn's first chunk: a replay copies the record, text included. A turn id alone is not
+        enough: sources whose ids are not unique across sessions (`turn-1`, `t0`) must never
+        lose a turn to another session's."""
+        held = self.job.store.fetch([rowid]).get(rowid)
+        return held is not None and held.block_idx == first.block_idx and held.text == first.text
 
     def flush(self) -> None:
         """Compare and write the pending chunks: new ones stored lexical first and rewritten
