@@ -88,6 +88,7 @@ def measure_hook_latency(
             raise ValueError(f"unknown mode {mode!r} (steady or cold)")
         try:
             times: list[float] = []
+            baseline: list[float] = []
             for i in range(warmup + n):
                 marker = spool / "worker.starting"
                 marker.unlink(missing_ok=True)  # cold: every call finds no worker starting
@@ -100,17 +101,16 @@ def measure_hook_latency(
                     check=False,
                 )
                 elapsed = (time.perf_counter() - started) * 1000
+                started = time.perf_counter()  # the bare start, interleaved: same load
+                subprocess.run([python, "-I", "-S", "-c", "pass"], check=False)
+                bare = (time.perf_counter() - started) * 1000
                 if i >= warmup:
                     times.append(elapsed)
+                    baseline.append(bare)
         finally:
             if lock.is_locked:
                 lock.release()
         entries = len(list((spool / "new").glob("*.json")))
-    baseline = []
-    for _ in range(max(5, n // 5)):
-        started = time.perf_counter()
-        subprocess.run([python, "-I", "-S", "-c", "pass"], check=False)
-        baseline.append((time.perf_counter() - started) * 1000)
     return HookLatency(
         mode,
         n,

@@ -1,12 +1,24 @@
-"""Index throughput: funes' whole write path next to the bare model on the same texts.
+"""Index throughput: the current recipe next to today's float32 one and to the bare model, on
+the same texts, interleaved, plus what that means for a 300k-chunk history.
 
-* pipeline: `funes.ingest.index` over the dev set (parse → redact → chunk → embed → store) into
-  a fresh store, timed end to end, models already loaded;
-* bare: a plain onnxruntime + tokenizers loop over the very chunk texts the pipeline embedded
-  (tokenize all, group the whole set into batches of similar token length with funes'
-  `length_batches`, mean-pool, normalise): what the model alone costs, with the least padding.
-  The ratio pipeline/bare is the figure; its target is ≥ 0.85. The two run interleaved, unit
-  by unit, so load from other processes on a shared machine falls on both sides alike.
+* new: funes' write path over the dev set into a fresh store with the current embedding recipe
+  (funes.chunks EMBED_INPUT: the dynamic-int8 graph, one text per run on two threads, 128
+  tokens), stage by stage as a budgeted sweep runs them (funes.ingest.index): prose stored
+  (tier 0), prose embedded (owed priority 0), tool calls and output stored (tiers 1-2), tool
+  output embedded (priority 1), tool calls embedded (priority 2);
+* old: the very same write path with today's recipe (`prompt-context/1`: the model's float32
+  graph on length-sorted batches, its own 256-token limit, one session with a thread per core)
+  into a second fresh store — the embedder is the only difference;
+* bare: a plain onnxruntime + tokenizers loop over the very embedding inputs of the new recipe
+  (the int8 graph, one text per run on two threads, mean-pooled, normalised): what the model
+  alone costs.
+
+The three run interleaved unit by unit (session by session), so load from other processes on
+a shared machine falls on all alike. Reported: chunks/s of each, the ratio new/old ("until
+searchable": every chunk stored, prose and tool output embedded; "every vector": tool calls
+too), new/bare, and the 300k-chunk extrapolation: the dev set's mix of chunks scaled to 300,000
+(its rates applied), the time until the prose tier is searchable by meaning, until every tier
+is (BM25 on all, vectors on prose and tool output), and until every vector exists.
 """
 
 from __future__ import annotations
@@ -14,24 +26,36 @@ from __future__ import annotations
 import resource
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from bench.devset import DevsetSource
 from bench.models import EMBEDDER_SPEC, RecordingEmbedder
-from funes.chunks import EMBED_INPUT, chunk_turn, embedding_input, turn_prompt
-from funes.inference.onnx_backend import length_batches
-from funes.ingest import TOP_TIER, IndexJob, IndexReport, index, index_unit, order_units
+from funes.chunks import EMBED_INPUT, PROMPT_CONTEXT, chunk_turn, embedding_input, turn_prompt
+from funes.inference import Embedder
+from funes.ingest import (
+    TOP_TIER,
+    IndexJob,
+    IndexReport,
+    backfill_vectors,
+    index,
+    index_unit,
+    order_units,
+)
 from funes.redact import Scanner, redact
 from funes.settings import INDEX
 from funes.store import Store
+
+HISTORY = 300_000  # chunks of the history the extrapolation speaks of
+STAGES = ("store_prose", "embed_prose", "store_tools", "embed_tool_output", "embed_tool_calls")
 
 
 def devset_chunk_texts(
     source: DevsetSource, scanner: Scanner, recipe: str = EMBED_INPUT
 ) -> list[str]:
     """The texts the pipeline embeds: every block redacted, chunked (all tiers), each chunk's
-    embedding input under `recipe` (a fresh store's), as funes.ingest builds it."""
+    embedding input under `recipe`, as funes.ingest builds it."""
     from dataclasses import replace as dc_replace
 
     texts: list[str] = []
@@ -48,101 +72,141 @@ def devset_chunk_texts(
 
 
 class BareEmbedder:
-    """The model with nothing around it: onnxruntime session + tokenizer, no funes code."""
+    """The current recipe's model with nothing around it: the int8 graph's onnxruntime session
+    (one intra-op thread), the tokenizer cut at 128 tokens, one text per run on two threads."""
 
-    def __init__(self) -> None:
+    def __init__(self, workers: int = 2) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
-        from funes.inference.onnx_backend import resolve_file
+        from funes.inference.onnx_backend import EMBED_TOKENS, int8_graph, resolve_file
 
         options = ort.SessionOptions()
-        options.intra_op_num_threads = 0
+        options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
         options.log_severity_level = 3
-        self.session = ort.InferenceSession(
-            str(resolve_file(EMBEDDER_SPEC, EMBEDDER_SPEC.onnx)),
-            options,
-            providers=["CPUExecutionProvider"],
+        graph = int8_graph(
+            EMBEDDER_SPEC, resolve_file(EMBEDDER_SPEC, EMBEDDER_SPEC.onnx), None, None
         )
+        self.session = ort.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
         self.tokenizer = Tokenizer.from_file(
             str(resolve_file(EMBEDDER_SPEC, EMBEDDER_SPEC.tokenizer))
         )
-        self.tokenizer.enable_truncation(max_length=EMBEDDER_SPEC.max_tokens)
-        self.tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
-
-    def prepare(self, texts: Sequence[str], batch: int = 32) -> list[list[str]]:
-        """Tokenize once and group the whole set into batches of similar token length (the
-        least padding any batching gets)."""
+        self.tokenizer.enable_truncation(max_length=min(EMBED_TOKENS, EMBEDDER_SPEC.max_tokens))
         self.tokenizer.no_padding()
-        lengths = [len(e.ids) for e in self.tokenizer.encode_batch(list(texts))]
-        self.tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
-        self.tokens = sum(lengths)
-        return [[texts[i] for i in group] for group in length_batches(lengths, max_batch=batch)]
+        self.pool = ThreadPoolExecutor(workers)
+        self.tokens = 0
 
-    def run(self, group: Sequence[str]) -> None:
-        """Embed one prepared batch: tokenize (padded), run, mean-pool, normalise."""
+    def _one(self, encoding: object) -> None:
         import numpy as np
 
-        enc = self.tokenizer.encode_batch(list(group))
-        ids = np.array([e.ids for e in enc], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in enc], dtype=np.int64)
+        ids = np.array([encoding.ids], dtype=np.int64)  # type: ignore[attr-defined]
         hidden = self.session.run(
-            None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-        )[0]
-        m = mask[..., None].astype(np.float32)
-        pooled = (hidden * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1e-9)
-        pooled /= np.linalg.norm(pooled, axis=1, keepdims=True)
+            None,
+            {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": ids * 0},
+        )[0][0]
+        pooled = hidden.mean(axis=0)
+        pooled /= np.linalg.norm(pooled)
 
-    def embed(self, texts: Sequence[str], batch: int = 32) -> int:
+    def embed(self, texts: Sequence[str]) -> int:
         """Embed `texts`; returns the tokens processed."""
-        for group in self.prepare(texts, batch):
-            self.run(group)
-        return self.tokens
+        encodings = self.tokenizer.encode_batch(list(texts))
+        list(self.pool.map(self._one, encodings))
+        n = sum(len(e.ids) for e in encodings)
+        self.tokens += n
+        return n
 
     def embed_one(self, text: str) -> None:
         self.embed([text])
 
 
 @dataclass(slots=True)
+class RecipeTimes:
+    """Seconds one recipe spent per stage, summed over units and rounds (see STAGES)."""
+
+    stages: dict[str, float] = field(default_factory=lambda: dict.fromkeys(STAGES, 0.0))
+
+    def add(self, stage: str, seconds: float) -> None:
+        self.stages[stage] += seconds
+
+    @property
+    def searchable_s(self) -> float:
+        """Every chunk stored, prose and tool output embedded (tool calls: BM25)."""
+        return sum(v for k, v in self.stages.items() if k != "embed_tool_calls")
+
+    @property
+    def total_s(self) -> float:
+        return sum(self.stages.values())
+
+
+@dataclass(slots=True)
 class ThroughputResult:
-    chunks: int
+    chunks: int  # per round
+    chunks_by_priority: dict[int, int]
+    rounds: int
+    new: RecipeTimes
+    old: RecipeTimes
+    bare_s: float
     tokens: int
-    pipeline_s: list[float]
-    bare_s: list[float]
     peak_rss_mb: float
     report: IndexReport
 
-    @property
-    def pipeline_chunks_per_s(self) -> float:
-        return self.chunks / (sum(self.pipeline_s) / len(self.pipeline_s))
+    def per_s(self, seconds: float) -> float:
+        return self.chunks * self.rounds / seconds if seconds > 0 else 0.0
 
-    @property
-    def bare_chunks_per_s(self) -> float:
-        return self.chunks / (sum(self.bare_s) / len(self.bare_s))
-
-    @property
-    def ratio(self) -> float:
-        return self.pipeline_chunks_per_s / self.bare_chunks_per_s
+    def extrapolate(self, history: int = HISTORY) -> dict[str, float]:
+        """Minutes until a `history`-chunk history of the dev set's mix is searchable, per stage
+        sum, at the rates measured here (new recipe; and the old recipe's total)."""
+        scale = history / (self.chunks * self.rounds) / 60.0
+        s = self.new.stages
+        return {
+            "prose_searchable_min": round((s["store_prose"] + s["embed_prose"]) * scale, 1),
+            "all_tiers_searchable_min": round(self.new.searchable_s * scale, 1),
+            "every_vector_min": round(self.new.total_s * scale, 1),
+            "old_recipe_min": round(self.old.total_s * scale, 1),
+        }
 
 
 def index_devset(
     source: DevsetSource,
     store_path: Path,
-    embedder: RecordingEmbedder,
+    embedder: Embedder,
     scanner: Scanner,
     *,
     element: str = "int8",
+    recipe: str = EMBED_INPUT,
 ) -> tuple[Store, IndexReport, float]:
     """Index the whole dev set into a fresh store; returns (open store, report, seconds)."""
     store = Store.open(store_path)
-    store.stamp_model(embedder.model_id, embedder.dim, element=element)
+    store.stamp_model(embedder.model_id, embedder.dim, element=element, embedding_input=recipe)
     job = IndexJob(
         store, embedder, scanner, params=replace(INDEX, budget_s=0), all_tiers_at_once=True
     )
     t0 = time.perf_counter()
     report = index([source], job)
-    return store, report, time.perf_counter() - t0
+    elapsed = time.perf_counter() - t0
+    store.sync_vector_index()  # what a writer does when it lets go: trims the vector log
+    return store, report, elapsed
+
+
+def _unit_stages(
+    source: DevsetSource, unit: object, job: IndexJob, report: IndexReport, times: RecipeTimes
+) -> None:
+    """Index one unit the way a budgeted sweep orders the work, timing each stage."""
+    assert job.embedder is not None
+    t0 = time.perf_counter()
+    index_unit(source, unit, job, tier=0, report=report)  # type: ignore[arg-type]
+    t1 = time.perf_counter()
+    backfill_vectors(job.store, job.embedder, max_priority=0)
+    t2 = time.perf_counter()
+    index_unit(source, unit, job, tier=TOP_TIER, report=report, count=False)  # type: ignore[arg-type]
+    t3 = time.perf_counter()
+    backfill_vectors(job.store, job.embedder, max_priority=1)
+    t4 = time.perf_counter()
+    backfill_vectors(job.store, job.embedder)
+    t5 = time.perf_counter()
+    for stage, seconds in zip(STAGES, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4), strict=True):
+        times.add(stage, seconds)
 
 
 def measure(
@@ -152,57 +216,85 @@ def measure(
     scanner: Scanner,
     *,
     rounds: int,
+    old_embedder: Embedder | None = None,
 ) -> tuple[Store, ThroughputResult]:
-    """Pipeline and bare, interleaved finely so a shared machine's load hits both alike.
+    """New recipe, old recipe and bare model, interleaved unit by unit (see module docstring).
 
-    The pipeline indexes one unit (session) at a time with `funes.ingest.index_unit` (what
-    `index()` runs per unit), and after each unit the bare loop runs the matching slice of
-    its globally length-sorted batches; each side's time is summed. Repeated `rounds` times
-    (fresh stores); the store of the first round is returned open for the quality runs.
-    Peak RSS is read after the first round.
+    Repeated `rounds` times (fresh stores); the new recipe's store of the first round is
+    returned open for the quality runs. Peak RSS is read after the first round.
     """
+    from funes.inference.onnx_backend import OnnxEmbedder
+
+    old = old_embedder or OnnxEmbedder(EMBEDDER_SPEC, recipe=PROMPT_CONTEXT)
     texts = devset_chunk_texts(source, scanner)
     bare = BareEmbedder()
     bare.embed(texts[:8])  # warm-up: first-run allocations
     embedder.inner.embed(texts[:8])
-    pipeline_s: list[float] = []
-    bare_s: list[float] = []
+    old.embed(texts[:8])
+    units = order_units(source.units())
+    per_unit = -(-len(texts) // len(units))
+    new_t, old_t = RecipeTimes(), RecipeTimes()
+    bare_s = 0.0
+    bare.tokens = 0
     first: tuple[Store, IndexReport] | None = None
     peak = 0.0
     for r in range(rounds):
         path = store_path if r == 0 else store_path.with_name(f"{store_path.stem}-round{r}.db")
-        store = Store.open(path)
-        store.stamp_model(embedder.model_id, embedder.dim)
-        job = IndexJob(
-            store, embedder, scanner, params=replace(INDEX, budget_s=0), all_tiers_at_once=True
-        )
-        report = IndexReport()
-        units = order_units(source.units())
-        t0 = time.perf_counter()
-        groups = bare.prepare(texts)
-        b = time.perf_counter() - t0
-        p = 0.0
-        per_unit = -(-len(groups) // len(units))
-        for i, unit in enumerate(units):
-            t0 = time.perf_counter()
-            index_unit(source, unit, job, tier=TOP_TIER, report=report)
-            p += time.perf_counter() - t0
-            t0 = time.perf_counter()
-            for group in groups[i * per_unit : (i + 1) * per_unit]:
-                bare.run(group)
-            b += time.perf_counter() - t0
-        pipeline_s.append(p)
-        bare_s.append(b)
-        if report.chunks_written != len(texts) or report.failures:
-            raise RuntimeError(
-                f"pipeline wrote {report.chunks_written} of {len(texts)} chunks: {report.failures}"
+        stores = {}
+        for name, emb, recipe in (("new", embedder, EMBED_INPUT), ("old", old, PROMPT_CONTEXT)):
+            p = path if name == "new" else path.with_name(f"{path.stem}-old.db")
+            st = Store.open(p)
+            st.stamp_model(emb.model_id, emb.dim, embedding_input=recipe)
+            stores[name] = (
+                st,
+                IndexJob(st, emb, scanner, params=replace(INDEX, budget_s=0)),
+                IndexReport(),
             )
+        for i, unit in enumerate(units):
+            for name, times in (("new", new_t), ("old", old_t)):
+                _, job, report = stores[name]
+                _unit_stages(source, unit, job, report, times)
+            t0 = time.perf_counter()
+            chunk = texts[i * per_unit : (i + 1) * per_unit]
+            if chunk:
+                bare.embed(chunk)
+            bare_s += time.perf_counter() - t0
+        for name, (st, _, report) in stores.items():
+            if report.chunks_written != len(texts) or report.failures:
+                raise RuntimeError(
+                    f"{name} recipe wrote {report.chunks_written} of {len(texts)} chunks: "
+                    f"{report.failures}"
+                )
+            if st.owed_total():
+                raise RuntimeError(f"{name} recipe left {st.owed_total()} vectors owed")
+        for st, _, _ in stores.values():
+            st.sync_vector_index()  # what a writer does when it lets go: trims the vector log
         if first is None:
-            first = (store, report)
+            first = (stores["new"][0], stores["new"][2])
             peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
         else:
-            store.close()
+            stores["new"][0].close()
             path.unlink(missing_ok=True)
+        old_store = stores["old"][0]
+        old_store.close()
+        old_store.path.unlink(missing_ok=True)
     assert first is not None
     store, report = first
-    return store, ThroughputResult(len(texts), bare.tokens, pipeline_s, bare_s, peak, report)
+    priorities = {
+        int(p): int(n)
+        for p, n in store.raw.execute(
+            """select case block_type when 'tool_result' then 1 when 'tool_use' then 2 else 0
+               end, count(*) from chunks group by 1"""
+        )
+    }
+    return store, ThroughputResult(
+        chunks=len(texts),
+        chunks_by_priority=priorities,
+        rounds=rounds,
+        new=new_t,
+        old=old_t,
+        bare_s=bare_s,
+        tokens=bare.tokens // max(rounds, 1),
+        peak_rss_mb=peak,
+        report=report,
+    )

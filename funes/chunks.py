@@ -186,12 +186,18 @@ def reassemble_spans(pieces: list[str], *, overlap: int = CHUNK.overlap) -> tupl
     return out, offsets
 
 
-# -- what the embedder reads -------------------------------------------------------------------
+# -- what the embedder reads, and how it runs -----------------------------------------------------
 # A memory records the recipe its vectors were made with (store meta `embedding_input`) and
 # keeps using it, so one memory never mixes vectors of two recipes. Memories stamped before
-# recipes were recorded embedded the chunk text alone: LEGACY_EMBED_INPUT.
+# recipes were recorded embedded the chunk text alone: LEGACY_EMBED_INPUT. Both older recipes
+# ran the model's float32 graph on batches, cut at the model's own token limit.
 LEGACY_EMBED_INPUT = "text"
-EMBED_INPUT = "prompt-context/1"
+PROMPT_CONTEXT = "prompt-context/1"
+# The current one: the `prompt-context/1` input, run on the model's dynamic-int8 graph one
+# text at a time, cut at 128 tokens (funes.inference.onnx_backend). Measured on the dev set
+# (bench/README.md).
+EMBED_INPUT = "prompt-context/1+int8-128"
+FLOAT32_RECIPES = frozenset({LEGACY_EMBED_INPUT, PROMPT_CONTEXT})
 PROMPT_CONTEXT_CHARS = 200  # of the user prompt put in front of an assistant/tool chunk
 
 

@@ -167,20 +167,23 @@ def create_commit(
     parent_commit: str | None,
     repo_type: str = REPO_TYPE,
     branch: str = BRANCH,
+    deletions: Sequence[str] = (),
 ) -> str:
-    """One commit adding/replacing `files` ({path in repo: local file or bytes}); returns its sha.
+    """One commit adding/replacing `files` ({path in repo: local file or bytes}) and deleting
+    the paths in `deletions`; returns its sha.
 
     With `parent_commit`, the Hub refuses the commit when the branch moved (HubConflict).
     Raises HubForbidden (read-only token), HubNotFound, HubOffline, HubConflict.
     """
-    from huggingface_hub import CommitOperationAdd
+    from huggingface_hub import CommitOperationAdd, CommitOperationDelete
 
-    ops = [
+    ops: list[Any] = [
         CommitOperationAdd(
             path_in_repo=path, path_or_fileobj=src if isinstance(src, bytes) else str(src)
         )
         for path, src in sorted(files.items())
     ]
+    ops += [CommitOperationDelete(path_in_repo=path) for path in sorted(deletions)]
     try:
         info = _api().create_commit(
             repo_id,

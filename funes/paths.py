@@ -7,8 +7,10 @@ server, worker).
 Layout (FUNES_HOME set → everything under it; else platformdirs):
     data/memory.db      the local memory (SQLite, 0600)
     data/memory.lock    the single-writer lock file
+    data/hooks/         the hook script agents run, and the launcher (funes-python)
     spool/{tmp,new,claimed,failed}/   hook drop-box (0700)
     logs/               worker and hook logs (0600 files)
+    data/models/        the int8 graphs funes builds from the embedders (FUNES_MODEL_CACHE)
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from pathlib import Path
 
 PRIVATE_DIR = 0o700
 PRIVATE_FILE = 0o600
-HUB_CACHE_VARS = ("HF_HOME", "HF_HUB_CACHE")
+HUB_CACHE_VARS = ("HF_HOME", "HF_HUB_CACHE", "HF_ENDPOINT")
 
 
 def ensure_private_dir(path: Path) -> Path:
@@ -74,9 +76,16 @@ class Paths:
     spool: Path
     logs: Path
     home: Path | None = None  # FUNES_HOME when set (installed hooks pass it on to the worker)
-    # HF_HOME / HF_HUB_CACHE when set: where the model cache lives (`funes add` passes them on
-    # to the MCP server, which some agents start with a whitelisted environment)
+    # HF_HOME / HF_HUB_CACHE / HF_ENDPOINT when set: where the model cache lives and which Hub
+    # serves shared memories (`funes add` passes them on to the MCP server, which some agents
+    # start with a whitelisted environment)
     hub_env: tuple[tuple[str, str], ...] = ()
+    model_cache: Path | None = None  # FUNES_MODEL_CACHE when set
+
+    @property
+    def models(self) -> Path:
+        """Where the int8 graphs built from the embedders are cached (rebuilt when missing)."""
+        return self.model_cache if self.model_cache is not None else self.data / "models"
 
     @property
     def memory_db(self) -> Path:
@@ -103,6 +112,11 @@ class Paths:
         """The copy of hooks/enqueue.py that agents run (outside the wheel: upgrades keep it)."""
         return self.data / "hooks" / "funes-enqueue.py"
 
+    @property
+    def launcher(self) -> Path:
+        """funes' launcher: the one path agents' hooks and MCP servers run (funes.wiring)."""
+        return self.data / "hooks" / "funes-python"
+
     def ensure(self) -> Paths:
         """Create the directories with private permissions; returns self."""
         for d in (self.data, self.spool, self.logs):
@@ -114,14 +128,17 @@ class Paths:
         """Where funes keeps its files. FUNES_HOME, if set, holds everything."""
         env = environment(env)
         hub = tuple((var, env[var]) for var in HUB_CACHE_VARS if env.get(var))
+        models = (
+            Path(env["FUNES_MODEL_CACHE"]).expanduser() if env.get("FUNES_MODEL_CACHE") else None
+        )
         if home := env.get("FUNES_HOME"):
             root = Path(home).expanduser()
-            return cls(root / "data", root / "spool", root / "logs", root, hub)
+            return cls(root / "data", root / "spool", root / "logs", root, hub, models)
         from platformdirs import PlatformDirs
 
         dirs = PlatformDirs("funes", appauthor=False)
         data = Path(dirs.user_data_dir)
-        return cls(data, data / "spool", Path(dirs.user_log_dir), None, hub)
+        return cls(data, data / "spool", Path(dirs.user_log_dir), None, hub, models)
 
 
 def environment(env: Mapping[str, str] | None = None) -> Mapping[str, str]:

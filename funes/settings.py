@@ -76,7 +76,9 @@ class IndexParams:
     budget_s: float = 60.0  # wall-clock budget of an unattended sweep; 0 = no budget
     include_thinking: bool = True
     limit: int | None = None  # at most this many units (sessions/files) per run
-    embed_batch: int = 32  # chunks per embedding call
+    # how long a manual `funes index` waits for another writer (a hook worker's drain takes
+    # seconds; a long sweep or scrub minutes: then it exits 75) before giving up
+    lock_wait_s: float = 30.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -96,9 +98,39 @@ class SpoolParams:
     idle_exit_s: float = 1.0  # the worker exits after the spool stays empty this long
     settle_max_s: float = 5.0  # never wait longer than this for transcripts to stop growing
     store_wait_s: float = 30.0  # how long the worker waits for the memory's writer lock
+    # after its entries, a worker embeds chunks still owed a vector (a first index's backlog)
+    # for at most this long, and stops sooner when `funes index` waits for the memory
+    backfill_s: float = 15.0
     batch_entries: int = 1000  # entries claimed per round
     stale_tmp_s: float = 3600.0  # spool/tmp files older than this are debris of a killed hook
     watch_debounce_s: float = 2.0  # `funes watch`: quiet time after a change before indexing
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PublishParams:
+    """How a spool worker publishes a bound memory after a session boundary (retries of one
+    worker; a parked push waits for the next boundary, or `funes push`)."""
+
+    # waits between failed attempts, seconds: len(backoff_s) + 1 attempts, then parked
+    backoff_s: tuple[float, ...] = (5.0, 30.0, 120.0)
+
+    @property
+    def max_attempts(self) -> int:
+        return len(self.backoff_s) + 1
+
+    @classmethod
+    def resolve(cls, env: Mapping[str, str] | None = None) -> PublishParams:
+        """FUNES_PUSH_RETRY_S overrides `backoff_s` (comma-separated seconds, e.g. `5,30,120`;
+        empty: one attempt, then parked)."""
+        env = os.environ if env is None else env
+        raw = env.get("FUNES_PUSH_RETRY_S")
+        if raw is None:
+            return cls()
+        try:
+            waits = tuple(max(0.0, float(v)) for v in raw.split(",") if v.strip())
+        except ValueError:
+            return cls()
+        return cls(backoff_s=waits)
 
 
 RECALL = RecallParams()
@@ -116,14 +148,21 @@ class ModelChoice:
 
     embedder: str | None  # None → the memory's stamped model, else DEFAULT_EMBEDDER
     reranker: str
+    # folders holding offline-weight packages installed with `pip install --target` (for a
+    # funes installed as a tool, whose own environment does not hold them): FUNES_MODEL_PATH
+    model_path: tuple[str, ...] = ()
 
     @classmethod
     def resolve(cls, env: Mapping[str, str] | None = None) -> ModelChoice:
-        """FUNES_EMBEDDER / FUNES_RERANKER pick a spec by name; `none` disables the reranker."""
+        """FUNES_EMBEDDER / FUNES_RERANKER pick a spec by name; `none` disables the reranker;
+        FUNES_MODEL_PATH (folders, `os.pathsep`-separated) is where weight packages are looked
+        up besides the installed ones."""
         env = os.environ if env is None else env
+        path = tuple(p for p in (env.get("FUNES_MODEL_PATH") or "").split(os.pathsep) if p)
         return cls(
             embedder=env.get("FUNES_EMBEDDER") or None,
             reranker=env.get("FUNES_RERANKER") or DEFAULT_RERANKER,
+            model_path=path,
         )
 
 

@@ -18,6 +18,9 @@ from typing import Any
 
 MARKER = "funes-enqueue.py"
 MCP_NAME = "funes"
+# The first lines of funes' launcher (funes.wiring.launcher): a script that execs one install's
+# Python, so hooks and MCP registrations name a path that survives that install moving.
+LAUNCHER_MARK = "# funes launcher"
 
 
 class InstallError(Exception):
@@ -37,7 +40,8 @@ class Context:
         Path  # ~/.claude, ~/.codex, ~/.pi/agent or ~/.hermes (after the agents' env overrides)
     )
     user_home: Path
-    python: str  # interpreter for the hook (-I -S) and the worker / MCP server (-m funes)
+    python: str  # interpreter for the hook (-I -S) and the worker / MCP server (-m funes):
+    # funes' launcher in its data dir where there is one (it execs the current install's Python)
     hook: Path  # the installed copy of hooks/enqueue.py
     spool: Path
     backups: Path  # one-time backups of edited files
@@ -48,6 +52,7 @@ class Context:
     # HF_HOME, ...): Codex and Hermes start MCP servers with a whitelisted environment, so the
     # server only sees them when they are written into its registration
     settings_env: dict[str, str] = field(default_factory=dict)
+    running: str = ""  # the Python of the funes running this installer (sys.executable)
 
     def hook_base(self, agent: str) -> list[str]:
         """The hook's argv without its event: interpreter, script, agent, spool, worker, home, memory."""
@@ -91,6 +96,7 @@ class Changes:
     """What an install or uninstall did."""
 
     changed: list[str] = field(default_factory=list)  # files written or removed
+    created: list[str] = field(default_factory=list)  # of those, files that did not exist
     warnings: list[str] = field(default_factory=list)  # things that would silently stop indexing
     notes: list[str] = field(default_factory=list)  # what the user should know or do next
 
@@ -167,16 +173,18 @@ def stale_hook_warnings(commands: list[object], ctx: Context, agent: str) -> lis
         pythons = argv[:1]
         if "--python" in argv[:-1]:
             pythons.append(argv[argv.index("--python") + 1])
+        pythons = [launcher_target(p) or p for p in pythons]  # through funes' launcher
         for python in pythons:
             if not os.access(python, os.X_OK):
                 return [
                     f"its funes hook runs {python}, which is gone: run `funes add {agent}` "
-                    "again to point it at this funes"
+                    "again (or any funes command) to point it at this funes"
                 ]
-        if len(pythons) > 1 and not _same_install(pythons[1], ctx.python):
+        current = ctx.running or ctx.python
+        if len(pythons) > 1 and not _same_install(pythons[1], current):
             return [
                 f"its funes hook starts workers with {pythons[1]}, another funes than this one "
-                f"({ctx.python}), which may not write a memory this one upgraded (its turns then "
+                f"({current}), which may not write a memory this one upgraded (its turns then "
                 f"park in the spool): run `funes add {agent}` again to switch it, then "
                 "`funes spool retry`"
             ]
@@ -188,6 +196,25 @@ def stale_hook_warnings(commands: list[object], ctx: Context, agent: str) -> lis
                 "switch it"
             ]
     return []
+
+
+def launcher_target(path: str) -> str | None:
+    """The Python that funes' launcher at `path` runs; None when `path` is not one."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            head = f.read(4096)
+    except (OSError, UnicodeDecodeError):
+        return None
+    if LAUNCHER_MARK not in head:
+        return None
+    for line in head.splitlines():
+        if line.startswith("exec "):
+            try:
+                words = shlex.split(line)
+            except ValueError:
+                return None
+            return words[1] if len(words) > 1 else None
+    return None
 
 
 def _same_install(a: str, b: str) -> bool:
@@ -261,14 +288,17 @@ def write_if_changed(
 ) -> bool:
     """Write `text` to `path` unless it already holds exactly that. Backs up before the first edit."""
     data = text.encode("utf-8")
+    existed = True
     try:
         if path.read_bytes() == data:
             return False
     except FileNotFoundError:
-        pass
+        existed = False
     backup_once(path, ctx.backups)
     atomic_write(path, data, mode=mode)
     changes.changed.append(str(path))
+    if not existed:
+        changes.created.append(str(path))
     return True
 
 

@@ -191,9 +191,15 @@ def _set_approvals(ctx: Context, wanted: dict[str, str], changes: Changes) -> No
     ):
         return
     # Hermes writes this file with sorted keys and a 2-space indent; so do we.
-    write_if_changed(
+    written = write_if_changed(
         path, json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n", ctx, changes
     )
+    if written and wanted:
+        events = ", ".join(sorted(wanted))
+        changes.notes.append(
+            f"pre-approved funes' hook commands ({events}) in {path}: Hermes skips shell hooks "
+            "nobody approved (`funes remove hermes` takes the approvals out again)"
+        )
 
 
 def _mtime_iso(path: Path) -> str | None:

@@ -6,8 +6,9 @@ pi has no hook configuration and no MCP client; it auto-loads TypeScript extensi
 * indexing: on `agent_end` (once per prompt: a turn completed) and `session_shutdown`, it runs
   funes' hook with `{hook_event_name, session_file, session_id, cwd}` as JSON on stdin (from
   `ctx.sessionManager`), and on `session_start` it asks for a catch-up sweep;
-* recall: it registers `funes_recall`, `funes_get` and `funes_status` tools that run the
-  `funes recall` / `get` / `status` commands (agent format on stdout) with the bound memory.
+* recall: it registers `funes_recall`, `funes_get`, `funes_sessions` and `funes_status` tools
+  that run the `funes recall` / `get` / `sessions` / `status` commands (agent format on
+  stdout) with the bound memory.
   Calling the CLI per use keeps the extension small and stateless (no server to keep alive);
   the price is a model load per recall, acceptable for a tool the model calls a few times.
 
@@ -82,6 +83,16 @@ export default function (pi: any) {
   pi.on("session_shutdown", async (_event: any, ctx: any) => enqueue("session_shutdown", ctx));
   pi.on("session_start", async (_event: any, ctx: any) => enqueue("session_start", ctx, ["--sweep"]));
 
+  const SCOPE = {
+    project: { type: "string", description: "Only sessions run in this project (a path or a directory name)." },
+    since: { type: "string", description: "Only turns at or after this time (2026-04-02, today, 7d, ...)." },
+    until: { type: "string", description: "Only turns before this time." },
+  };
+  const scopeArgs = (p: any): string[] => [
+    ...(p.project ? ["--project", String(p.project)] : []),
+    ...(p.since ? ["--since", String(p.since)] : []),
+    ...(p.until ? ["--until", String(p.until)] : []),
+  ];
   pi.registerTool({
     name: "funes_recall",
     label: "funes recall",
@@ -91,11 +102,32 @@ export default function (pi: any) {
       k: { type: "integer", minimum: 1, description: "Passages to return (default 8)." },
       block_type: { type: "string", enum: ["text", "thinking", "tool_use", "tool_result"] },
       harness: { type: "string", enum: ["claude", "codex", "pi", "hermes"] },
+      ...SCOPE,
+      session: { type: "string", description: "Only this session (its id or the 8 characters a header shows)." },
       memory: { type: "string", description: "Which memory (default: the bound one, else local)." },
     }, required: ["query"] },
     async execute(_id: string, p: any) {
       return funes(["recall", String(p.query), ...(p.k ? ["-k", String(p.k)] : []),
         ...(p.block_type ? ["--type", p.block_type] : []), ...(p.harness ? ["--harness", p.harness] : []),
+        ...scopeArgs(p), ...(p.session ? ["--session", String(p.session)] : []), ...memoryArgs(p.memory)]);
+    },
+  });
+  pi.registerTool({
+    name: "funes_sessions",
+    label: "funes sessions",
+    description: "List past coding-agent sessions newest first (agent, project, start, turns, opening prompt), filtered by agent, project, time range or text in the opening prompt; each has a get line for its first turn.",
+    parameters: { type: "object", properties: {
+      harness: { type: "string", enum: ["claude", "codex", "pi", "hermes"] },
+      ...SCOPE,
+      prompt: { type: "string", description: "Only sessions whose opening prompt contains this." },
+      limit: { type: "integer", minimum: 1, description: "Sessions per page (default 20)." },
+      offset: { type: "integer", minimum: 0, description: "Sessions to skip." },
+      memory: { type: "string" },
+    } },
+    async execute(_id: string, p: any) {
+      return funes(["sessions", "--format", "agent", ...(p.harness ? ["--harness", p.harness] : []),
+        ...scopeArgs(p), ...(p.prompt ? ["--prompt", String(p.prompt)] : []),
+        ...(p.limit ? ["--limit", String(p.limit)] : []), ...(p.offset ? ["--offset", String(p.offset)] : []),
         ...memoryArgs(p.memory)]);
     },
   });
@@ -164,6 +196,8 @@ def install(ctx: Context) -> Changes:
         tmp.write_text(text, encoding="utf-8")
         tmp.replace(path)
         changes.changed.append(str(path))
+        if current is None:
+            changes.created.append(str(path))
     changes.notes.append(
         "pi loads extensions at start: restart pi to index its turns and offer funes_recall"
     )

@@ -15,6 +15,8 @@ else
   demo=1
   mkdir -p "$FUNES_HOME"
   "$FUNES" index fixtures --yes
+  echo "== (expected: some samples are broken on purpose — corrupt, unknown, non-UTF-8 and cut-off" >&2
+  echo "   lines — to show that funes skips and counts them and loses nothing else)" >&2
   # Hermes keeps its sessions in SQLite; the sample is SQL text, built into a state.db here.
   "$PYTHON" -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[2]); c.executescript(open(sys.argv[1]).read()); c.commit()" \
     fixtures/hermes/state.sql "$FUNES_HOME/sample-hermes-state.db" 2>/dev/null || true

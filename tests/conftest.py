@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
 if TYPE_CHECKING:
+    from support.cli import Ran
+
     from funes.store import Store
 
 REPO = Path(__file__).resolve().parent.parent
@@ -41,9 +43,16 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     return lines
 
 
+@pytest.fixture(scope="session")
+def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One cache of built int8 graphs for the whole run (building one takes seconds)."""
+    return tmp_path_factory.mktemp("model-cache")
+
+
 @pytest.fixture(autouse=True)
-def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """FUNES_HOME and HOME point into tmp_path; agent home overrides are cleared."""
+def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model_cache: Path) -> Path:
+    """FUNES_HOME and HOME point into tmp_path; agent home overrides are cleared; the int8
+    graphs funes builds are shared by every test (FUNES_MODEL_CACHE)."""
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
@@ -55,6 +64,7 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("FUNES_EMBEDDER", OFFLINE_EMBEDDER)
     monkeypatch.setenv("FUNES_RERANKER", "none")
+    monkeypatch.setenv("FUNES_MODEL_CACHE", str(model_cache))
     return home
 
 
@@ -75,3 +85,27 @@ def store(tmp_path: Path) -> Iterator[Store]:
     opened = Store.open(tmp_path / "memory.db")
     yield opened
     opened.close()
+
+
+@pytest.fixture
+def run(capsys: pytest.CaptureFixture[str]) -> Callable[..., Ran]:
+    """`funes ARGS` in this process, through main() (the CLI's one error boundary)."""
+    import logging
+
+    from support.cli import Ran
+
+    from funes.cli import main
+
+    def invoke(*args: str) -> Ran:
+        root = logging.getLogger()
+        handlers, level = root.handlers[:], root.level
+        try:
+            with pytest.raises(SystemExit) as done:
+                main(list(args))
+        finally:
+            root.handlers[:], root.level = handlers, level
+        out = capsys.readouterr()
+        code = done.value.code
+        return Ran(code if isinstance(code, int) else 1, out.out, out.err)
+
+    return invoke

@@ -2,7 +2,8 @@
 
     main.py     the `funes` group, logging, main(): FunesError → message + hint + exit code
     common.py   the Runtime injection, output-format choice, shared options and types
-    index.py  recall.py  get.py  status.py  add.py  remove.py  push.py  scrub.py  ask.py
+    index.py  recall.py  get.py  sessions.py  status.py  add.py  remove.py  push.py  scrub.py
+    ask.py
     spool.py  watch.py  mcp.py (`funes mcp` only starts funes.mcp_server)
 
 Results go to stdout; progress, warnings and errors go to stderr.

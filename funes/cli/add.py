@@ -1,56 +1,232 @@
-"""`funes add <agent> [memory]`: index every turn automatically."""
+"""`funes add <agent> [memory]`: index every turn automatically, and bind the agent to a memory."""
 
 from __future__ import annotations
 
 import sys
 
 import click
+from rich.console import Console
 
 from funes.cli.common import err_console, pass_runtime, report_changes
-from funes.commands import IndexRequest, run_add, run_index
-from funes.memory import MemoryKind, Runtime, parse_memory
+from funes.commands import (
+    IndexRequest,
+    PushRequest,
+    add_target,
+    check_shared,
+    create_shared,
+    has_hub_token,
+    local_chunks,
+    personal_memory,
+    refuse_missing_agent,
+    run_add,
+    run_index,
+    run_push,
+)
+from funes.errors import PushRefused, UsageError
+from funes.memory import MemoryKind, MemoryRef, Runtime, parse_memory
+from funes.remote import RemoteState
+from funes.traces import Harness
 from funes.wiring import agent_harness
+
+
+def _interactive() -> bool:
+    return sys.stdin.isatty() and sys.stderr.isatty()
+
+
+def _ask(question: str) -> bool:
+    return click.confirm(question, default=False, err=True)
 
 
 @click.command()
 @click.argument("agent")
 @click.argument("memory", required=False)
 @click.option(
-    "--yes", "-y", is_flag=True, help="Do not ask: build the first index now (for scripts)."
+    "--yes",
+    "-y",
+    is_flag=True,
+    help="Do not ask: build the first index now, and publish to a shared memory that shares "
+    "no chunks with this host yet (for scripts).",
 )
 @click.option(
     "--no-index", is_flag=True, help="Only install; build the index later with `funes index`."
 )
+@click.option(
+    "--create",
+    is_flag=True,
+    help="Create a shared MEMORY that does not exist yet (a private dataset, or the directory).",
+)
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Prepare the agent's configuration even when the agent is not on this machine.",
+)
 @pass_runtime
-def add(rt: Runtime, agent: str, memory: str | None, yes: bool, no_index: bool) -> None:
+def add(
+    rt: Runtime,
+    agent: str,
+    memory: str | None,
+    yes: bool,
+    no_index: bool,
+    create: bool,
+    force: bool,
+) -> None:
     """Index every turn of AGENT (claude, codex, pi, hermes) as it completes, and give it recall.
 
     Installs a hook that notes each finished turn (indexed in the background), registers the
-    `funes mcp` server (recall, get, status) with the agent, and builds the first index of the
-    agent's past sessions. MEMORY binds the MCP server (and, for a local path, the hooks) to it.
+    `funes mcp` server (recall, get, sessions, status) with the agent, and builds the first
+    index of the agent's past sessions. Every file it creates, edits or pre-approves (Hermes'
+    hook allowlist) is named. On a machine without the agent (no home folder, no program on
+    PATH) it changes nothing unless --force.
+
+    MEMORY binds the agent to a memory. A shared one (org/repo, hf://datasets/org/repo, or a
+    shared directory) is checked first (it must exist, or be created with --create, and hold
+    this host's embedding model), then receives this host's memory (the first push) and,
+    from then on, every session's turns at its end; the agent's recall reads it together with
+    this host's turns not published yet. Run the same command on another machine to join it.
+    A `*.db` file (or a directory holding memory.db) is a local memory the hooks index into.
     """
     harness = agent_harness(agent)
     console = err_console()
-    changes = run_add(rt, harness, memory)
+    if not force:
+        refuse_missing_agent(rt, harness)
+    ref = _target(rt, console, harness, memory)
+    if ref is not None and ref.shared:
+        _prepare_shared(rt, console, ref, create=create)
+    _index(rt, console, harness, ref, yes=yes, no_index=no_index)
+    if ref is not None and ref.shared:
+        _first_push(rt, console, ref, yes=yes)
+    changes = run_add(rt, harness, ref, force=True)
     report_changes(console, changes, verb="added to")
-    if no_index:
-        return
-    ref = parse_memory(memory, rt) if memory else parse_memory(None, rt)
-    target = ref if ref.kind is not MemoryKind.REMOTE else parse_memory(None, rt)
-    if not yes:
-        if not (sys.stdin.isatty() and sys.stderr.isatty()):
+    if ref is not None and ref.kind is not MemoryKind.LOCAL:
+        console.print(f"  bound to {ref.label}", highlight=False)
+        if ref.shared:
             console.print(
-                f"  next: funes index --harness {harness.agent_name} --yes   (build the first index)",
+                "  every session's turns are published to it when the session ends "
+                "(`funes status` shows the last push)",
                 highlight=False,
             )
-            return
-        if not click.confirm(
-            f"Index {harness.agent_name}'s past sessions now?", default=True, err=True
-        ):
-            return
-    outcome = run_index(rt, target, IndexRequest(harness=harness, unbudgeted=True))
-    r = outcome.report
+
+
+def _target(
+    rt: Runtime, console: Console, harness: Harness, memory: str | None
+) -> MemoryRef | None:
+    """The memory to bind, or None for the local one (offering a personal Hub memory)."""
+    if memory is not None:
+        return add_target(rt, memory)
+    name = harness.agent_name
+    if not has_hub_token():
+        console.print(
+            "  this memory stays on this machine. To recall it on your other machines: "
+            f"`hf auth login`, then `funes add {name} <your user>/funes-memory --create`",
+            highlight=False,
+        )
+        return None
+    suggestion = personal_memory(rt) if _interactive() else None
+    if suggestion is None:
+        console.print(
+            "  to recall this memory on your other machines: "
+            f"`funes add {name} <your user>/funes-memory --create`",
+            highlight=False,
+        )
+        return None
+    if _ask(
+        f"Publish this memory to a private Hugging Face dataset {suggestion}, so your agents "
+        "recall it on your other machines?"
+    ):
+        ref = parse_memory(suggestion, rt)
+        if check_shared(rt, ref) is RemoteState.MISSING:
+            create_shared(rt, ref)
+            console.print(f"created {ref.label} (private)", highlight=False)
+        return ref
     console.print(
-        f"indexed {r.chunks_written} chunks from {r.units_indexed} sessions into {outcome.memory}",
+        f"  to share this memory across your machines: `funes add {name} {suggestion} --create`",
         highlight=False,
     )
+    return None
+
+
+def _prepare_shared(rt: Runtime, console: Console, ref: MemoryRef, *, create: bool) -> None:
+    """Check the shared memory; create it when missing and asked to (nothing installed else)."""
+    if check_shared(rt, ref) is not RemoteState.MISSING:
+        return
+    if not create:
+        if not _interactive():
+            raise UsageError(
+                f"{ref.label} does not exist (or your token cannot see it): nothing was installed",
+                hint="check the name, or pass --create to create it (private)",
+            )
+        if not _ask(f"{ref.label} does not exist. Create it (private)?"):
+            raise UsageError(f"{ref.label} does not exist: nothing was installed")
+    create_shared(rt, ref)
+    console.print(f"created {ref.label} (private)", highlight=False)
+
+
+def _index(
+    rt: Runtime,
+    console: Console,
+    harness: Harness,
+    ref: MemoryRef | None,
+    *,
+    yes: bool,
+    no_index: bool,
+) -> None:
+    if no_index:
+        return
+    target = ref if ref is not None and not ref.shared else parse_memory(None, rt)
+    if (
+        not yes
+        and _interactive()
+        and not click.confirm(
+            f"Index {harness.agent_name}'s past sessions now (about a minute)?",
+            default=True,
+            err=True,
+        )
+    ):
+        return
+    # The same first index at a terminal or not: budgeted (prose of every session first, then
+    # its vectors, then tool calls and output), never hours; hook workers go on at later turns.
+    outcome = run_index(rt, target, IndexRequest(harness=harness))
+    r = outcome.report
+    console.print(
+        f"indexed {r.chunks_written} chunks from {r.units_indexed} sessions into "
+        f"{outcome.memory} in {r.elapsed_s:.0f}s",
+        highlight=False,
+    )
+    if r.budget_exhausted or r.vectors_owed:
+        console.print(
+            f"  {r.units_pending} session files and {r.vectors_owed} vectors still to do: the "
+            "hook goes on after each turn (`funes index --yes` finishes it now)",
+            highlight=False,
+        )
+
+
+def _first_push(rt: Runtime, console: Console, ref: MemoryRef, *, yes: bool) -> None:
+    """Publish this host's memory now (the wrong-memory question is asked here, once)."""
+    if local_chunks(rt) == 0:
+        return
+    try:
+        report = run_push(
+            rt, ref, PushRequest(assume_yes=yes), confirm=_ask if _interactive() else None
+        )
+    except PushRefused as exc:  # every pending chunk holds a secret: the binding still stands
+        console.print(f"  [yellow]warning[/]: {exc.message}", highlight=False)
+        return
+    if report.held_back:
+        console.print(
+            f"  [yellow]warning[/]: held back {report.held_back} chunks that contain secrets "
+            "(they stay local)",
+            highlight=False,
+        )
+    if report.up_to_date:
+        console.print(f"{ref.label} is up to date", highlight=False)
+    else:
+        console.print(
+            f"pushed {report.pushed} chunks to {ref.label} (commit {(report.commit or '')[:12]})",
+            highlight=False,
+        )
+    if report.unembedded:  # a budgeted first index leaves vectors owed: a later push sends them
+        console.print(
+            f"  {report.unembedded} chunks have no vector yet: the hook embeds them after later "
+            "turns and the push at a session's end publishes them",
+            highlight=False,
+        )

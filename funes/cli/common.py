@@ -6,14 +6,16 @@ import sys
 from collections.abc import Callable
 from functools import wraps
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-from rich.console import Console
 
-from funes.memory import Runtime
-from funes.traces import BlockType, Harness
-from funes.wiring import AgentChanges
+if TYPE_CHECKING:  # imported where used: `funes --version` and light verbs load none of them
+    from rich.console import Console
+
+    from funes.memory import Runtime
+    from funes.traces import BlockType, Harness
+    from funes.wiring import AgentChanges
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -27,10 +29,30 @@ def pass_runtime(func: F) -> F:
         root = ctx.find_root()
         root.ensure_object(dict)
         if "runtime" not in root.obj:
-            root.obj["runtime"] = Runtime.resolve()
+            from funes.memory import Runtime
+
+            root.obj["runtime"] = rt = Runtime.resolve()
+            _heal_launcher(rt)
         return func(root.obj["runtime"], *args, **kwargs)
 
     return wrapper  # type: ignore[return-value]
+
+
+def _heal_launcher(rt: Runtime) -> None:
+    """When the funes that agents' hooks and MCP servers run is gone (moved, reinstalled
+    elsewhere), point them at this one, and say so (funes.wiring.launcher). Without a
+    launcher (no `funes add` yet) the wiring code is not loaded."""
+    if not rt.paths.launcher.exists():
+        return
+    from funes.wiring import launcher
+
+    gone = launcher.heal(rt)
+    if gone is not None:
+        click.echo(
+            f"funes: agents' hooks and MCP servers ran {gone}, which is gone; they run this "
+            f"funes now ({sys.executable})",
+            err=True,
+        )
 
 
 class HarnessType(click.ParamType):  # type: ignore[type-arg]  # generic only in newer click
@@ -39,6 +61,8 @@ class HarnessType(click.ParamType):  # type: ignore[type-arg]  # generic only in
     def convert(
         self, value: Any, param: click.Parameter | None, ctx: click.Context | None
     ) -> Harness:
+        from funes.traces import Harness
+
         if isinstance(value, Harness):
             return value
         try:
@@ -55,6 +79,8 @@ class BlockTypeType(click.ParamType):  # type: ignore[type-arg]
     def convert(
         self, value: Any, param: click.Parameter | None, ctx: click.Context | None
     ) -> BlockType:
+        from funes.traces import BlockType
+
         try:
             return BlockType(str(value).strip().lower())
         except ValueError:
@@ -68,6 +94,8 @@ class BlockTypeType(click.ParamType):  # type: ignore[type-arg]
 def err_console() -> Console:
     """stderr for progress and summaries; lines are never hard-wrapped when stderr is a file
     or a pipe (logs and agents read them whole)."""
+    from rich.console import Console
+
     return Console(stderr=True, soft_wrap=True)
 
 
@@ -85,11 +113,80 @@ format_option = click.option(
     default=None,
     help="Output format (default: human at a terminal, else agent).",
 )
+json_option = click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print one JSON document (versioned schema in AGENTS.md), for scripts.",
+)
+
+
+def output_mode(fmt: str | None, as_json: bool) -> str:
+    """`json`, `human` or `agent`: --json, else --format, else human only at a terminal."""
+    if as_json:
+        if fmt is not None:
+            raise click.UsageError("--json and --format cannot be combined")
+        return "json"
+    return "human" if wants_human(fmt) else "agent"
+
+
 offline_option = click.option(
     "--offline",
     is_flag=True,
     help="A remote memory: read its last cached commit, no network (also HF_HUB_OFFLINE=1).",
 )
+
+
+def scope_options(*, session: bool = True) -> Callable[[F], F]:
+    """--project, --since, --until (and --session): what a read is restricted to
+    (funes.commands.scope), passed on as one `scope` argument."""
+
+    def decorate(func: F) -> F:
+        @wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            from funes.commands import Scope
+
+            kwargs["scope"] = Scope(
+                kwargs.pop("project"),
+                kwargs.pop("since"),
+                kwargs.pop("until"),
+                kwargs.pop("session", None),
+            )
+            return func(*args, **kwargs)
+
+        options = [
+            click.option(
+                "--project",
+                metavar="PATH|NAME",
+                help="Only sessions run in this project: a path (inside a git repository: the "
+                "whole repository) or a directory name.",
+            ),
+            click.option(
+                "--since",
+                metavar="WHEN",
+                help="Only turns at or after WHEN: 2026-04-02, 2026-04-02T15:30, today, "
+                "yesterday, 12h, 7d, 2w.",
+            ),
+            click.option(
+                "--until",
+                metavar="WHEN",
+                help="Only turns before WHEN (a bare date or day counts whole).",
+            ),
+        ]
+        if session:
+            options.append(
+                click.option(
+                    "--session",
+                    metavar="ID",
+                    help="Only this session (its id, or the 8 characters a recall header shows).",
+                )
+            )
+        decorated: Any = wrapper
+        for option in reversed(options):
+            decorated = option(decorated)
+        return decorated  # type: ignore[no-any-return]
+
+    return decorate
 
 
 memory_option = click.option(
@@ -105,9 +202,12 @@ def report_changes(console: Console, changes: AgentChanges, *, verb: str) -> Non
     if changes.changed:
         console.print(f"funes {verb} {changes.agent}:", highlight=False)
         for path in changes.changed:
-            console.print(
-                f"  {'updated' if Path(path).exists() else 'removed'} {path}", highlight=False
+            done = (
+                "created"
+                if path in changes.created
+                else ("updated" if Path(path).exists() else "removed")
             )
+            console.print(f"  {done} {path}", highlight=False, markup=False)
     else:
         console.print(f"{changes.agent}: nothing to change", highlight=False)
     for warning in changes.warnings:

@@ -7,8 +7,16 @@ import sys
 import click
 from rich.console import Console
 
-from funes.cli.common import format_option, memory_option, offline_option, pass_runtime, wants_human
-from funes.commands import run_get
+from funes.cli.common import (
+    format_option,
+    json_option,
+    memory_option,
+    offline_option,
+    output_mode,
+    pass_runtime,
+    scope_options,
+)
+from funes.commands import Scope, run_get
 from funes.memory import Runtime, parse_memory
 from funes.render import agent as agent_render
 
@@ -26,7 +34,9 @@ from funes.render import agent as agent_render
 @click.option("--highlight", default=None, help="Mark this text (human format only).")
 @memory_option
 @format_option
+@json_option
 @offline_option
+@scope_options(session=False)
 @pass_runtime
 def get(
     rt: Runtime,
@@ -36,15 +46,27 @@ def get(
     highlight: str | None,
     memory: str | None,
     fmt: str | None,
+    as_json: bool,
     offline: bool,
+    scope: Scope,
 ) -> None:
-    """Print a turn and the turns around it, blocks reassembled."""
+    """Print a turn and the turns around it, blocks reassembled.
+
+    SESSION_ID may be the 8 characters a recall header shows when they name one session.
+    --project and --since/--until restrict which turns are shown and counted in the window.
+    """
     rt.offline = rt.offline or offline
-    outcome = run_get(rt, parse_memory(memory, rt), session_id, turn_id, window=window)
+    mode = output_mode(fmt, as_json)
+    outcome = run_get(rt, parse_memory(memory, rt), session_id, turn_id, window=window, scope=scope)
+    if mode == "json":
+        from funes.render import json_format
+
+        click.echo(json_format.get(outcome), nl=False)
+        sys.exit(0 if outcome.turns else 1)
     if not outcome.turns:
         click.echo(agent_render.not_found(outcome))
         sys.exit(1)
-    if wants_human(fmt):
+    if mode == "human":
         from funes.render import human
 
         Console().print(human.get(outcome, highlight=highlight))

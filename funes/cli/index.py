@@ -11,28 +11,39 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from funes.cli.common import HarnessType, err_console, memory_option, pass_runtime
 from funes.commands import IndexOutcome, IndexRequest, run_index
+from funes.errors import UsageError
 from funes.ingest import Progress as IndexProgress
-from funes.memory import Runtime, parse_memory
+from funes.memory import MemoryKind, MemoryRef, Runtime, parse_memory
+from funes.settings import INDEX
 from funes.traces import Harness
 
 TIER_NAMES = ("text", "tool calls", "tool output")
 
 
 @click.command()
-@click.argument("path", required=False, type=click.Path(path_type=Path))
+@click.argument("path", required=False)
 @click.option("--harness", type=HarnessType(), help="Only this agent: claude, codex, pi or hermes.")
 @click.option("--limit", type=click.IntRange(min=0), default=None, help="Index at most N sessions.")
 @click.option("--no-thinking", is_flag=True, help="Do not index thinking blocks.")
 @click.option("--yes", "-y", is_flag=True, help="No time budget: index everything owed now.")
+@click.option(
+    "--wait",
+    "wait_s",
+    type=click.FloatRange(min=0),
+    default=INDEX.lock_wait_s,
+    show_default=True,
+    help="Seconds to wait for another funes process writing the memory (a hook's worker).",
+)
 @memory_option
 @pass_runtime
 def index(
     rt: Runtime,
-    path: Path | None,
+    path: str | None,
     harness: Harness | None,
     limit: int | None,
     no_thinking: bool,
     yes: bool,
+    wait_s: float,
     memory: str | None,
 ) -> None:
     """Index agent sessions (all agents found, or PATH) into the memory.
@@ -40,11 +51,20 @@ def index(
     Without PATH, sweeps Claude Code, Codex, pi and Hermes sessions (honouring
     CLAUDE_CONFIG_DIR, CODEX_HOME, PI_CODING_AGENT_DIR, HERMES_HOME), prose first, then tool
     calls, then tool output, within about a minute unless --yes. PATH may be a transcript,
-    a directory of transcripts, a Hermes state.db or an agent-traces .parquet file.
+    a directory of transcripts, a Hermes state.db, an agent-traces .parquet file, or a Hugging
+    Face dataset of agent-traces Parquet files (org/repo or hf://datasets/org/repo[@commit]:
+    fetched into the HF cache; a file already indexed is not read again).
     """
     console = err_console()
+    local, dataset = _source(rt, path)
     request = IndexRequest(
-        path=path, harness=harness, limit=limit, include_thinking=not no_thinking, unbudgeted=yes
+        path=local,
+        dataset=dataset,
+        harness=harness,
+        limit=limit,
+        include_thinking=not no_thinking,
+        unbudgeted=yes,
+        lock_wait_s=wait_s,
     )
     ref = parse_memory(memory, rt)
     with Progress(
@@ -65,16 +85,52 @@ def index(
                 )
             bar.update(tasks[event.tier], completed=event.done)  # type: ignore[arg-type]
 
+        def on_vectors(done: int, total: int) -> None:
+            if "vectors" not in tasks:
+                tasks["vectors"] = bar.add_task("embedding", total=total)
+            bar.update(tasks["vectors"], completed=done)  # type: ignore[arg-type]
+
         def on_reembed(done: int, total: int) -> None:
             if "reembed" not in tasks:
                 tasks["reembed"] = bar.add_task("re-embedding stored chunks", total=total)
             bar.update(tasks["reembed"], completed=done)  # type: ignore[arg-type]
 
-        outcome = run_index(rt, ref, request, progress=on_progress, reembed_progress=on_reembed)
+        def on_wait(wait_s: float) -> None:
+            console.print(
+                f"another funes process (a hook's worker?) is writing to {ref.label}: waiting up "
+                f"to {wait_s:g} s for it (--wait)…",
+                highlight=False,
+            )
+
+        outcome = run_index(
+            rt,
+            ref,
+            request,
+            progress=on_progress,
+            vector_progress=on_vectors,
+            reembed_progress=on_reembed,
+            on_wait=on_wait,
+        )
     _summary(console, outcome)
     report = outcome.report
     if path is not None and report.failures and report.units_indexed == 0:
         sys.exit(1)  # nothing of what was asked for could be read
+
+
+def _source(rt: Runtime, value: str | None) -> tuple[Path | None, MemoryRef | None]:
+    """PATH as a local path (when it exists, or looks like one) or a Hub dataset."""
+    if value is None:
+        return None, None
+    path = Path(value).expanduser()
+    if path.exists() or value.startswith((".", "/", "~")):
+        return path, None
+    try:
+        ref = parse_memory(value, rt)
+    except UsageError:
+        return path, None
+    if ref.kind is MemoryKind.REMOTE:
+        return None, ref
+    return path, None
 
 
 def _summary(console: Console, outcome: IndexOutcome) -> None:
@@ -109,9 +165,19 @@ def _summary(console: Console, outcome: IndexOutcome) -> None:
         )
     if r.redactions:
         console.print(f"  redacted {r.redactions} secrets", highlight=False)
-    if r.vectors_backfilled:
+    if r.forgotten:
         console.print(
-            f"  embedded {r.vectors_backfilled} chunks that had no vector", highlight=False
+            f"  skipped {r.forgotten} chunks of forgotten sessions (funes forget)", highlight=False
+        )
+    if r.vectors_backfilled or r.vectors_owed:
+        left = (
+            f"; {r.vectors_owed} still owed a vector (the next runs embed them: prose first, "
+            "tool calls last)"
+            if r.vectors_owed
+            else ""
+        )
+        console.print(
+            f"  embedded {r.vectors_backfilled} chunks that had no vector{left}", highlight=False
         )
     for failure in r.failures:
         console.print(

@@ -7,30 +7,42 @@ Results go to stdout; progress, warnings and errors go to stderr. A FunesError b
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import logging
 import os
+import signal
 import sys
 import traceback
+from typing import Any, NoReturn
 
 import click
 
 from funes import __version__
-from funes.cli.add import add
-from funes.cli.ask import ask
-from funes.cli.get import get
-from funes.cli.index import index
-from funes.cli.mcp import mcp
-from funes.cli.push import push
-from funes.cli.recall import recall
-from funes.cli.remove import remove
-from funes.cli.scrub import scrub
-from funes.cli.spool import spool
-from funes.cli.status import status
-from funes.cli.watch import watch
 from funes.errors import FunesError
 
+# Each verb's module, imported when that verb runs (or `--help` lists them all): a command
+# loads only what it uses, and `funes --version` loads none (issue 15: cold start).
+COMMANDS = (
+    "index", "recall", "get", "sessions", "status", "add", "remove", "push", "curate", "forget",
+    "scrub", "mcp", "ask", "spool", "watch",
+)  # fmt: skip
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+class LazyGroup(click.Group):
+    """A click group whose subcommands live in `funes.cli.<name>` and load on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return None
+        command: Any = getattr(importlib.import_module(f"funes.cli.{cmd_name}"), cmd_name)
+        return command if isinstance(command, click.Command) else None
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="funes")
 @click.option("--debug", is_flag=True, help="Show tracebacks and debug logs on stderr.")
 @click.pass_context
@@ -68,10 +80,6 @@ def _configure_logging(debug: bool) -> None:
     os.environ.setdefault("LANCE_LOG", "debug" if debug else "error")
 
 
-for command in (index, recall, get, status, add, remove, push, scrub, mcp, ask, spool, watch):
-    cli.add_command(command)
-
-
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the `funes` console script."""
     debug = "--debug" in (argv if argv is not None else sys.argv[1:])
@@ -86,7 +94,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:
         click.echo("funes: aborted", err=True)
-        sys.exit(130)
+        _interrupted()
     except click.ClickException as exc:
         exc.show()
         # A usage error is exit 1 like any other error: AGENTS.md keeps 2 for a push the
@@ -95,7 +103,15 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
-        sys.exit(130)
+        _interrupted()
     except BrokenPipeError:
         sys.exit(0)
     sys.exit(0)
+
+
+def _interrupted() -> NoReturn:
+    """Exit 130 after Ctrl-C, ignoring a second one while the interpreter shuts down (its
+    threads are joined then, and an interrupt there would print a traceback)."""
+    with contextlib.suppress(ValueError):  # not the main thread: nothing to ignore
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    sys.exit(130)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import replace
 
 import click
@@ -11,11 +12,15 @@ from funes.cli.common import (
     BlockTypeType,
     HarnessType,
     err_console,
+    format_option,
+    json_option,
     memory_option,
     offline_option,
+    output_mode,
     pass_runtime,
+    scope_options,
 )
-from funes.commands import RecallRequest, run_recall
+from funes.commands import RecallRequest, Scope, run_recall
 from funes.memory import Runtime, parse_memory
 from funes.render import agent as agent_render
 from funes.settings import RECALL
@@ -73,6 +78,9 @@ from funes.traces import BlockType, Harness
 )
 @memory_option
 @offline_option
+@scope_options()
+@format_option
+@json_option
 @pass_runtime
 def recall(
     rt: Runtime,
@@ -87,8 +95,15 @@ def recall(
     show_all: bool,
     memory: str | None,
     offline: bool,
+    scope: Scope,
+    fmt: str | None,
+    as_json: bool,
 ) -> None:
-    """Recall raw passages from past agent sessions, with provenance and a `get` line."""
+    """Recall raw passages from past agent sessions, with provenance and a `get` line.
+
+    --project, --since/--until and --session restrict the search itself: both the BM25 and
+    the vector candidates are drawn only from matching chunks, before the top-k cut.
+    """
     rt.offline = rt.offline or offline
     params = replace(
         RECALL,
@@ -100,13 +115,26 @@ def recall(
     )
     if math.isnan(half_life):  # FloatRange lets NaN through; it would make every score NaN
         raise click.BadParameter("must be a number of days, not nan", param_hint="'--half-life'")
-    request = RecallRequest(" ".join(query), params, block_type, harness)
-    console = err_console()
-    with console.status("recalling…", spinner="dots") if console.is_terminal else _Null():
+    request = RecallRequest(" ".join(query), params, block_type, harness, scope)
+    mode = output_mode(fmt, as_json)
+    # rich loads only to draw the spinner at a terminal (agents read stderr from a pipe)
+    console = err_console() if sys.stderr.isatty() else None
+    with console.status("recalling…", spinner="dots") if console is not None else _Null():
         outcome = run_recall(rt, parse_memory(memory, rt), request)
     for note in outcome.result.notes:
         click.echo(f"funes: {note}", err=True)
-    click.echo(agent_render.recall(outcome, weak=show_all), nl=False)
+    if mode == "json":
+        from funes.render import json_format
+
+        click.echo(json_format.recall(outcome, request.query, weak=show_all), nl=False)
+    elif mode == "human":
+        from rich.console import Console
+
+        from funes.render import human
+
+        Console().print(human.recall(outcome, weak=show_all))
+    else:
+        click.echo(agent_render.recall(outcome, weak=show_all), nl=False)
 
 
 class _Null:

@@ -11,6 +11,7 @@ import click
 from funes.cli.common import pass_runtime
 from funes.commands import retry_failed, run_drain, run_spool_status
 from funes.memory import Runtime
+from funes.settings import PublishParams
 
 
 @click.group()
@@ -37,12 +38,16 @@ def spool() -> None:
 def drain(rt: Runtime, spool_root: Path | None, wait_lock: float) -> None:
     """Index every waiting spool entry, then exit (started by the hooks)."""
     logging.getLogger("funes").setLevel(logging.INFO)
-    report = run_drain(rt, spool_root=spool_root, wait_lock_s=wait_lock)
+    report = run_drain(
+        rt, spool_root=spool_root, wait_lock_s=wait_lock, publish=PublishParams.resolve()
+    )
     stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     click.echo(
         f"{stamp} drain: entries={report.entries} acked={report.acked} retried={report.retried} "
         f"parked={report.parked} released={report.released} reclaimed={report.reclaimed} "
-        f"units={report.units} sweeps={report.sweeps} chunks={report.chunks_written}"
+        f"units={report.units} sweeps={report.sweeps} chunks={report.chunks_written} "
+        f"publish-requests={report.publish_requests} pushes={report.pushes} "
+        f"push-failures={report.push_failures} push-parked={report.pushes_parked}"
         + (" busy" if report.busy else "")
         + (" memory-busy" if report.store_busy else ""),
         err=True,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 from rich.console import Console
 
-from funes.cli.common import format_option, offline_option, pass_runtime, wants_human
+from funes.cli.common import format_option, json_option, offline_option, output_mode, pass_runtime
 from funes.commands import run_status
 from funes.memory import Runtime, parse_memory
 from funes.render import agent as agent_render
@@ -14,13 +14,19 @@ from funes.render import agent as agent_render
 @click.command()
 @click.argument("memory", required=False)
 @format_option
+@json_option
 @offline_option
 @pass_runtime
-def status(rt: Runtime, memory: str | None, fmt: str | None, offline: bool) -> None:
+def status(rt: Runtime, memory: str | None, fmt: str | None, as_json: bool, offline: bool) -> None:
     """What the memory holds, what needs attention, and what to run next."""
     rt.offline = rt.offline or offline
+    mode = output_mode(fmt, as_json)
     report = run_status(rt, parse_memory(memory, rt))
-    if wants_human(fmt):
+    if mode == "json":
+        from funes.render import json_format
+
+        click.echo(json_format.status(report), nl=False)
+    elif mode == "human":
         from funes.render import human
 
         Console().print(human.status(report))

@@ -1,7 +1,11 @@
 """What funes does when asked: one module per verb, shared by the CLI and the MCP server.
 
-    index.py  recall.py  get.py  status.py  add.py  remove.py  push.py  scrub.py  ask.py
+    index.py  recall.py  get.py  status.py  sessions.py  add.py  remove.py  push.py  scrub.py
+    ask.py  forget.py  scope.py (what a read is restricted to)
     spool.py (drain, status, retry)  watch.py
+    publish.py (publishing a bound memory at session boundaries)  bindings.py (status of them)
+    reading.py (a bound memory read with this host's unpublished turns)
+    curate.py (which sessions a project memory receives)
 
 No click, no rich, no printing: commands take a Runtime (funes.memory) and return result
 objects that funes.render turns into text. Other packages import from this face.
@@ -9,14 +13,30 @@ objects that funes.render turns into text. Other packages import from this face.
 
 from __future__ import annotations
 
-from funes.commands.add import run_add
+from funes.commands.add import (
+    add_target,
+    check_shared,
+    create_shared,
+    has_hub_token,
+    local_chunks,
+    personal_memory,
+    refuse_missing_agent,
+    run_add,
+)
 from funes.commands.ask import DEFAULT_TIMEOUT_S, AskAgent, AskMiss, AskRequest, plan_ask, run_ask
+from funes.commands.bindings import BindingStatus
+from funes.commands.curate import CurateOutcome, CurationStatus, SessionCard, curation_status
+from funes.commands.curate import decide as curate_decide
+from funes.commands.curate import review as curate_review
+from funes.commands.forget import ForgetOutcome, ForgetPlan, ForgetRequest, plan_forget, run_forget
 from funes.commands.get import GetOutcome, run_get
 from funes.commands.index import IndexOutcome, IndexRequest, run_index, sources_for
 from funes.commands.push import PushRequest, run_push
 from funes.commands.recall import RecallOutcome, RecallRequest, no_support_line, run_recall
 from funes.commands.remove import run_remove
+from funes.commands.scope import Scope
 from funes.commands.scrub import ScrubOutcome, run_scrub
+from funes.commands.sessions import SessionsOutcome, SessionsRequest, run_sessions
 from funes.commands.spool import SpoolStatus, retry_failed, run_drain, run_spool_status
 from funes.commands.status import (
     AgentHookStatus,
@@ -33,6 +53,12 @@ __all__ = [
     "AskAgent",
     "AskMiss",
     "AskRequest",
+    "BindingStatus",
+    "CurateOutcome",
+    "CurationStatus",
+    "ForgetOutcome",
+    "ForgetPlan",
+    "ForgetRequest",
     "GetOutcome",
     "IndexOutcome",
     "IndexRequest",
@@ -40,16 +66,32 @@ __all__ = [
     "PushStatus",
     "RecallOutcome",
     "RecallRequest",
+    "Scope",
     "ScrubOutcome",
+    "SessionCard",
+    "SessionsOutcome",
+    "SessionsRequest",
     "SourceStatus",
     "SpoolStatus",
     "StatusReport",
     "WatchReport",
+    "add_target",
+    "check_shared",
+    "create_shared",
+    "curate_decide",
+    "curate_review",
+    "curation_status",
+    "has_hub_token",
+    "local_chunks",
+    "personal_memory",
     "plan_ask",
+    "plan_forget",
     "retry_failed",
+    "refuse_missing_agent",
     "run_add",
     "run_ask",
     "run_drain",
+    "run_forget",
     "run_get",
     "run_index",
     "run_push",
@@ -57,6 +99,7 @@ __all__ = [
     "run_recall",
     "run_remove",
     "run_scrub",
+    "run_sessions",
     "run_spool_status",
     "run_status",
     "run_watch",

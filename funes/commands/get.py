@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from funes.commands.reading import open_reading
+from funes.commands.scope import NO_SCOPE, Scope, filters_for, match_session
 from funes.errors import UsageError
-from funes.memory import MemoryRef, Runtime, open_memory
+from funes.memory import MemoryRef, Runtime, foreign_owner
 from funes.retrieval import TurnView, get_turns
 from funes.traces import printable
 
@@ -16,14 +18,24 @@ class GetOutcome:
     session_id: str
     turn_id: str
     memory: str
+    owner: str | None = None  # who owns it when it is not the user's own (funes.memory.owner)
 
 
 def run_get(
-    rt: Runtime, memory: MemoryRef, session_id: str, turn_id: str, *, window: int
+    rt: Runtime,
+    memory: MemoryRef,
+    session_id: str,
+    turn_id: str,
+    *,
+    window: int,
+    scope: Scope = NO_SCOPE,
 ) -> GetOutcome:
     """The turn and its neighbours in the session (empty `turns` when the turn is absent).
 
-    Raises UsageError for a blank session or turn id (before anything is opened).
+    `session_id` may be a prefix naming one session (the 8 characters of a recall header).
+    `scope` (--project, --since/--until) restricts the turns shown and counted in the window;
+    a named turn outside it is absent. Raises UsageError for a blank session or turn id
+    (before anything is opened), a prefix naming several sessions, or a bad scope.
     """
     if not session_id.strip() or not turn_id.strip():
         raise UsageError(
@@ -32,9 +44,13 @@ def run_get(
         )
     # ids are stored `printable`; one pasted raw (or with argv bytes not UTF-8) matches too
     session_id, turn_id = printable(session_id), printable(turn_id)
-    opened = open_memory(rt, memory)
+    opened = open_reading(rt, memory)
     try:
-        turns = get_turns(opened.store, session_id, turn_id, window=window)
-        return GetOutcome(turns, session_id, turn_id, opened.label)
+        store = opened.store
+        # a short id (a prefix of exactly one session's id); an unknown one is "not found"
+        session_id = match_session(store, session_id) or session_id
+        filters = filters_for(Scope(scope.project, scope.since, scope.until), store)
+        turns = get_turns(opened.memory, session_id, turn_id, window=window, filters=filters)
+        return GetOutcome(turns, session_id, turn_id, opened.label, foreign_owner(rt, memory))
     finally:
         opened.close()

@@ -2,15 +2,28 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from funes.errors import NoIndex, RemoteOffline
-from funes.memory import MemoryKind, MemoryRef, Runtime, as_push_target, remote_for
+from funes.memory import (
+    MemoryKind,
+    MemoryRef,
+    PublishQueue,
+    PublishState,
+    Runtime,
+    as_push_target,
+    load_curation,
+    remote_for,
+)
 from funes.paths import ensure_private_dir
 from funes.redact import Scanner, default_scanner, gate_scanner
-from funes.remote import PushOptions, PushReport, forget_check, push
+
+if TYPE_CHECKING:  # loaded where used: a verb imports only what it runs
+    from funes.remote import PushReport
 
 
 def receipts_dir(rt: Runtime) -> Path:
@@ -36,9 +49,12 @@ def run_push(
     """Push the local memory to `target` (see funes.remote.push for the protocol).
 
     `confirm` asks the person at the terminal (None: nobody to ask, so the wrong-memory
-    guard refuses unless `assume_yes`). Raises NoIndex when there is no local memory,
+    guard refuses unless `assume_yes`). A project memory (one `funes curate` reviewed here)
+    receives only the sessions marked include. Raises NoIndex when there is no local memory,
     UsageError for a target that is not a remote, RemoteError subclasses, PushRefused.
     """
+    from funes.remote import PushOptions, forget_check, push
+
     ref = as_push_target(target)
     remote = remote_for(ref)
     if rt.offline and remote.networked:
@@ -49,6 +65,9 @@ def run_push(
     if not rt.paths.memory_db.exists():
         raise NoIndex("no memory yet: nothing to push", hint="run `funes index` first")
     recall_name = ref.repo if ref.kind is MemoryKind.REMOTE and ref.repo else str(ref.path)
+    queue = PublishQueue(rt.paths)
+    generation = queue.load(remote.key, ref.label).requested  # requests this push serves
+    project = load_curation(rt.paths, remote.key)  # a project memory: included sessions only
     report = push(
         rt.paths.memory_db,
         remote,
@@ -62,8 +81,22 @@ def run_push(
             confirm=confirm,
             host=rt.host,
             recall_name=recall_name,
+            sessions=project.included if project is not None else None,
         ),
     )
     if not report.up_to_date:
         forget_check(rt.paths.remote_cache, remote)
+    queue.update(remote.key, ref.label, lambda s: record_landed(s, generation, report))
     return report
+
+
+def record_landed(state: PublishState, generation: int, report: PushReport) -> None:
+    """A push landed (or found nothing to send): it serves the publish requests made before it
+    started, clears failures and a parked state, and is the last successful push."""
+    state.served = max(state.served, generation)
+    state.attempts, state.next_try_at, state.last_error = 0, 0.0, None
+    state.parked = state.fix = state.parked_at = None
+    state.last_ok_at = time.time()
+    state.last_ok_commit = report.commit
+    state.last_ok_pushed = report.pushed
+    state.last_ok_held_back = report.held_back

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from funes.commands.reading import open_reading
+from funes.commands.scope import NO_SCOPE, Scope, filters_for
 from funes.errors import UsageError
-from funes.memory import MemoryRef, Runtime, open_memory
+from funes.memory import MemoryRef, Runtime, foreign_owner
 from funes.retrieval import RecallResult, recall
 from funes.settings import RECALL, RecallParams
-from funes.store import Filters
 from funes.traces import BlockType, Harness
 
 
@@ -19,12 +20,21 @@ class RecallRequest:
     params: RecallParams = RECALL
     block_type: BlockType | None = None
     harness: Harness | None = None
+    scope: Scope = NO_SCOPE  # --project, --since/--until, --session (applied before the top-k cut)
 
 
 @dataclass(slots=True)
 class RecallOutcome:
     result: RecallResult
     memory: str  # the label of the memory actually read (what `→ get` lines carry)
+    owner: str | None = None  # who owns it when it is not the user's own (funes.memory.owner)
+    # chunk id → the memory a hit came from, for hits not from `memory` (a bound memory
+    # also shows this host's turns not published to it yet: those say `local`)
+    hit_memory: dict[str, str] = field(default_factory=dict)
+
+    def memory_of(self, chunk_id: str) -> str:
+        """The memory label a hit's `→ get` line names."""
+        return self.hit_memory.get(chunk_id, self.memory)
 
 
 def run_recall(
@@ -36,25 +46,28 @@ def run_recall(
 ) -> RecallOutcome:
     """Recall passages for the request from `memory`.
 
-    Raises UsageError for a query with no text (before anything is opened), NoIndex /
+    Raises UsageError for a query with no text (before anything is opened) or a bad scope
+    (funes.commands.scope: an unknown or ambiguous session, a time it cannot read), NoIndex /
     StoreError / IncompatibleStore / RemoteError from opening the memory, and
     ModelUnavailable when the memory's embedding model cannot be loaded.
     """
     if not request.query.strip():
         raise UsageError("a recall query is required", hint='funes recall "what you want to find"')
-    opened = open_memory(rt, memory)
+    opened = open_reading(rt, memory)
     store = opened.store
     try:
         spec = rt.embedder_spec_for(store.model_id)
         store.check_model(spec.model_id)
-        embedder = rt.embedder(spec) if store.vectors_available and store.model_id else None
+        embedder = rt.embedder(spec) if opened.memory.vectors_available and store.model_id else None
         reranker = rt.reranker() if request.params.rerank else None
-        filters = Filters(
+        filters = filters_for(
+            request.scope,
+            store,
             harness=request.harness.value if request.harness else None,
             block_type=request.block_type.value if request.block_type else None,
         )
         result = recall(
-            store,
+            opened.memory,
             request.query,
             embedder=embedder,
             reranker=reranker,
@@ -70,7 +83,13 @@ def run_recall(
             and rt.reranker_note
         ):
             result.notes.append(f"reranker unavailable ({rt.reranker_note}): fused order kept")
-        return RecallOutcome(result, opened.label)
+        labels = {h.chunk.id: opened.label_of(h.chunk) for h in result.hits}
+        return RecallOutcome(
+            result,
+            opened.label,
+            foreign_owner(rt, memory),
+            {cid: label for cid, label in labels.items() if label != opened.label},
+        )
     finally:
         opened.close()
 

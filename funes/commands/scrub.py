@@ -15,12 +15,15 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from funes.errors import NoIndex
-from funes.ingest import ScrubReport, scrub
 from funes.memory import MemoryRef, Runtime, open_for_write
 from funes.redact import GateResult, GateRow, Scanner, default_scanner, gate, gate_scanner
 from funes.store import Store
+
+if TYPE_CHECKING:  # loaded where used: a verb imports only what it runs
+    from funes.ingest import ScrubReport
 
 
 @dataclass(slots=True)
@@ -36,6 +39,8 @@ def run_scrub(rt: Runtime, memory: MemoryRef, *, outdated_only: bool = False) ->
     another writer holds the memory, IncompatibleStore when its embedding model cannot be
     matched, UsageError for a remote memory.
     """
+    from funes.ingest import scrub
+
     if memory.path is not None and not memory.path.exists():
         raise NoIndex(
             f"no memory at {memory.path}: nothing to scrub", hint="run `funes index` first"

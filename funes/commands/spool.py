@@ -5,6 +5,10 @@ what they point at into the memory each names (the local memory unless a path wa
 install time), and exits once the spool stays empty for `SpoolParams.idle_exit_s`. When the
 memory's writer lock stays taken for `store_wait_s` (a long `funes index`), it gives its
 entries back and exits: the next hook, `funes index` or `funes watch` drains them.
+
+Session-boundary entries of an agent bound to a shared memory become publish requests once
+their chunks are committed; a worker started by a hook (`publish` given) then pushes what is due once the spool
+is drained, outside the worker lock (funes.commands.publish).
 """
 
 from __future__ import annotations
@@ -13,27 +17,21 @@ import logging
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from funes.commands.publish import publish_due, request_publishing
 from funes.errors import StoreLocked
-from funes.ingest import (
-    AgentBacklog,
-    Claimed,
-    DrainReport,
-    IndexJob,
-    Spool,
-    SpoolEntry,
-    agent_of,
-    apply_plan,
-    claim_batch,
-    fail,
-    group_by_memory,
-    plan_entries,
-    worker_active,
-    worker_lock,
-)
 from funes.memory import Runtime, open_for_write, parse_memory
 from funes.redact import default_scanner
-from funes.settings import INDEX, SPOOL, SpoolParams
+from funes.settings import INDEX, SPOOL, PublishParams, SpoolParams
+
+if TYPE_CHECKING:  # loaded where used: a verb imports only what it runs
+    from funes.ingest import (
+        AgentBacklog,
+        Claimed,
+        DrainReport,
+        Spool,
+    )
 
 log = logging.getLogger(__name__)
 
@@ -44,11 +42,15 @@ def run_drain(
     spool_root: Path | None = None,
     wait_lock_s: float = 0.0,
     params: SpoolParams = SPOOL,
+    publish: PublishParams | None = None,
 ) -> DrainReport:
-    """Drain the spool until it stays empty (see the module docstring).
+    """Drain the spool until it stays empty (see the module docstring); with `publish`, then
+    push the bound memories whose publish requests are due, with those retry settings.
 
     Never raises for a busy worker lock or memory: the report says so (`busy`, `store_busy`).
     """
+    from funes.ingest import DrainReport, Spool, worker_lock
+
     spool = Spool(spool_root or rt.paths.spool)
     report = DrainReport()
     while True:
@@ -59,6 +61,11 @@ def run_drain(
             report.reclaimed += spool.reclaim()
             spool.clean_tmp(older_than_s=params.stale_tmp_s)
             _drain_locked(rt, spool, params, report)
+        if publish is not None and not report.store_busy:
+            for outcome in publish_due(rt, params=publish):
+                report.pushes += outcome.pushes
+                report.push_failures += outcome.failures
+                report.pushes_parked += outcome.parked is not None
         # Re-check after letting go: a hook that saw the lock held did not start a worker,
         # so an entry it wrote after our last look is ours to take.
         if report.store_busy or not spool.pending():
@@ -67,6 +74,8 @@ def run_drain(
 
 
 def _drain_locked(rt: Runtime, spool: Spool, params: SpoolParams, report: DrainReport) -> None:
+    from funes.ingest import claim_batch, group_by_memory
+
     idle_since: float | None = None
     while True:
         batch = claim_batch(spool, report, limit=params.batch_entries)
@@ -80,8 +89,21 @@ def _drain_locked(rt: Runtime, spool: Spool, params: SpoolParams, report: DrainR
         idle_since = None
         for memory, items in group_by_memory(batch).items():
             _drain_memory(rt, spool, memory, items, params, report)
+            if not report.store_busy:
+                _request_publishing(rt, items, report)
         if report.store_busy:
             return
+
+
+def _request_publishing(rt: Runtime, items: list[Claimed], report: DrainReport) -> None:
+    """Session boundaries among `items` ask for a push, once their chunks are committed: a
+    push that started before they were (and so cannot hold them) never serves the request."""
+    try:
+        report.publish_requests += request_publishing(
+            rt, [item.entry for item in items], now=time.time()
+        )
+    except Exception:  # a damaged publish state must not stop indexing
+        log.exception("recording publish requests failed")
 
 
 def _drain_memory(
@@ -94,6 +116,8 @@ def _drain_memory(
 ) -> None:
     # Settle the transcripts before taking the memory: a `funes index` must not wait on a
     # worker that is only waiting for an agent to finish writing its turn.
+    from funes.ingest import IndexJob, apply_plan, fail, plan_entries
+
     try:
         drain = plan_entries(spool, items, homes=rt.homes, params=params, report=report)
         store = open_for_write(rt, parse_memory(memory, rt))
@@ -152,6 +176,8 @@ def run_spool_status(
     rt: Runtime, *, spool_root: Path | None = None, failed_limit: int = 20
 ) -> SpoolStatus:
     """Backlog per agent, parked entries with their errors, and whether a worker is draining."""
+    from funes.ingest import Spool, worker_active
+
     spool = Spool(spool_root or rt.paths.spool)
     status = SpoolStatus(str(spool.root), worker_running=False)
     if not spool.root.is_dir():
@@ -174,6 +200,8 @@ def retry_failed(rt: Runtime, *, spool_root: Path | None = None) -> int:
     of the agent its file name carries, which reaches the turn it pointed at; one whose agent
     is unknown stays in failed/ (and is not counted).
     """
+    from funes.ingest import Spool, SpoolEntry, agent_of
+
     spool = Spool(spool_root or rt.paths.spool)
     moved = 0
     for path in sorted(spool.failed.glob("*.json")):

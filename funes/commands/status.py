@@ -5,12 +5,14 @@ from __future__ import annotations
 import datetime as dt
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from funes.chunks import EMBED_INPUT
+from funes.commands.bindings import BindingStatus, binding_status
+from funes.commands.curate import CurationStatus, curation_status
 from funes.commands.push import receipts_dir
 from funes.commands.scrub import held_back_summary
 from funes.errors import FunesError, SecretScanFailed
-from funes.ingest import TOP_TIER, AgentBacklog, Spool, chunks_owed, owed, worker_active
 from funes.memory import (
     MemoryKind,
     MemoryRef,
@@ -20,11 +22,12 @@ from funes.memory import (
     probe,
     remote_for,
 )
-from funes.redact import RULES_VERSION
-from funes.remote import receipt_path
+from funes.redact import RULES_VERSION, default_scanner
 from funes.store import Store, StoreStats, receipt_status
 from funes.traces import discover, installable
-from funes.wiring import agent_harness, run_checks
+
+if TYPE_CHECKING:  # loaded where used: a verb imports only what it runs
+    from funes.ingest import OwedChunks
 
 
 @dataclass(slots=True)
@@ -75,6 +78,17 @@ class StatusReport:
     remote_commit: str | None = None  # the commit read, for a remote memory
     push_held_back: int | None = None  # chunks the secrets gate would hold back; None: not scanned
     rescan_owed: int = 0  # chunks redacted under older secret rules (scrub or index re-scans)
+    bindings: list[BindingStatus] = field(default_factory=list)  # local memory only
+    curation: list[CurationStatus] = field(default_factory=list)  # project memories reviewed here
+    path: str | None = None  # the memory file read (a remote's: its local cache)
+    # chunks without a vector, from the memory's record of owed vectors (None: no vectors in
+    # this memory, or one indexed before they were tracked and not counted yet)
+    unembedded: int | None = None
+    owed: OwedChunks | None = None  # what the next `funes index` writes (local memory only)
+    forgotten: int = 0  # sessions forgotten (`funes forget`): never stored again
+    forget_rules: list[str] = field(default_factory=list)  # rules later writes check
+    # remote label → (forgotten sessions it still holds, their chunks), per this host's receipts
+    forgotten_copies: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
 def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
@@ -95,8 +109,10 @@ def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
         store = Store.open(memory.path, readonly=True)
         try:
             report.exists = True
+            report.path = str(memory.path)
             report.stats = store.stats()
             report.embedder = store.model_id
+            report.unembedded = _unembedded(store)
             if not store.vectors_available:
                 report.vectors_note = store.vectors_unavailable_reason
                 report.attention.append(
@@ -104,9 +120,13 @@ def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
                 )
             if memory.kind is MemoryKind.LOCAL:
                 report.sources = _source_status(rt, store)
+                from funes.ingest import count_owed
+
+                report.owed = count_owed(discover(rt.homes), store, default_scanner(), host=rt.host)
                 report.pushes = _push_status(rt, None)
                 _recipe_status(store, report)
             _secrets_status(store, report)
+            _forgotten_status(store, report)
         except FunesError as exc:  # damaged pages past the header: say so (and what to do)
             report.attention.append(exc.message + (f" ({exc.hint})" if exc.hint else ""))
             return report
@@ -114,6 +134,7 @@ def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
             store.close()
     if memory.kind is MemoryKind.LOCAL:
         _agent_hooks(rt, report)
+        _bindings(rt, report)
     owed = sum(s.owed for s in report.sources)
     if owed:
         report.attention.append(f"{owed} agent session file(s) not indexed yet")
@@ -129,16 +150,48 @@ def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
     return report
 
 
+def _unembedded(store: Store) -> int | None:
+    """Chunks owed a vector (store `vectors_owed`: no scan); None when the memory has no
+    vectors or its owed vectors are not counted yet."""
+    if not store.vectors_available or store.model_id is None:
+        return None
+    counts = store.owed_counts()
+    return None if counts is None else sum(counts.values())
+
+
 def _recipe_status(store: Store, report: StatusReport) -> None:
-    """A memory whose vectors an older funes made: `funes index` re-embeds it (reembed.py)."""
+    """A memory whose vectors an older funes made: `funes index` re-embeds it (reembed.py);
+    chunks still without a vector (a budgeted first index embeds them over later runs)."""
+    from funes.ingest import chunks_owed
+
     owed = chunks_owed(store)
     if owed:
         report.attention.append(
             f"{owed} chunks have vectors of the `{store.embedding_input}` embedding recipe of an "
-            f"older funes: `funes index --yes` re-embeds them with `{EMBED_INPUT}` (replies and "
-            "tool output are found by their prompt too)"
+            f"older funes: `funes index --yes` re-embeds them with `{EMBED_INPUT}`"
         )
         report.next_steps.append("funes index --yes")
+    counts = store.owed_counts()
+    if counts is None or not store.vectors_available or store.model_id is None:
+        return
+    searched = sum(n for priority, n in counts.items() if priority < 2)
+    if searched:
+        report.attention.append(
+            f"{searched} chunks are not searchable by meaning yet (BM25 finds them): the next "
+            "`funes index`, and the hook after each turn, embed them, prose first"
+        )
+
+
+def _forgotten_status(store: Store, report: StatusReport) -> None:
+    """Forgotten sessions, the rules kept, and the remote copies this host knows remain."""
+    sessions, rules = store.forgotten()
+    report.forgotten, report.forget_rules = len(sessions), [r.label for r in rules]
+    report.forgotten_copies = store.forgotten_copies()
+    for remote, (n, chunks) in sorted(report.forgotten_copies.items()):
+        report.attention.append(
+            f"{remote} still holds {n} forgotten sessions ({chunks} chunks) this host pushed: "
+            f"`funes forget --remote {remote}` deletes them there"
+        )
 
 
 def _secrets_status(store: Store, report: StatusReport) -> None:
@@ -165,7 +218,28 @@ def _secrets_status(store: Store, report: StatusReport) -> None:
         report.next_steps.append("funes scrub  (redact them in place)")
 
 
+def _bindings(rt: Runtime, report: StatusReport) -> None:
+    """Each agent's bound memory and its publishing (a parked push says what fixes it), and
+    each project memory's sessions waiting for review."""
+    report.bindings = binding_status(rt)
+    report.curation = curation_status(rt)
+    for c in report.curation:
+        if c.pending:
+            report.attention.append(
+                f"{c.pending} sessions of {c.project} wait for review before {c.memory} can "
+                "receive them"
+            )
+            report.next_steps.append(f"funes curate {c.memory}")
+    for b in report.bindings:
+        if b.state == "parked":
+            report.attention.append(f"publishing to {b.memory} stopped: {b.reason}")
+            if b.fix and b.fix not in report.next_steps:
+                report.next_steps.append(b.fix)
+
+
 def _source_status(rt: Runtime, store: Store | None) -> list[SourceStatus]:
+    from funes.ingest import TOP_TIER, owed
+
     out: list[SourceStatus] = []
     for source in discover(rt.homes):
         units = list(source.units())
@@ -183,6 +257,9 @@ STALE_BACKLOG_S = 600.0  # entries older than this with no worker running need a
 
 def _agent_hooks(rt: Runtime, report: StatusReport) -> None:
     """Fill `report.agents` from the installers' checks and the spool (hooks, backlog, failures)."""
+    from funes.ingest import AgentBacklog, Spool, worker_active
+    from funes.wiring import agent_harness, run_checks
+
     spool = Spool(rt.paths.spool)
     backlog = spool.backlog() if spool.root.is_dir() else {}
     for check in run_checks(rt):
@@ -219,7 +296,9 @@ def _agent_hooks(rt: Runtime, report: StatusReport) -> None:
 
 
 def _remote_status(rt: Runtime, memory: MemoryRef, report: StatusReport) -> StatusReport:
-    """A remote memory: its stats at the commit read, and what this host has published to it."""
+    """A remote memory: its stats at the commit read, and what this host has published to it
+    (and how publishing to it stands, for the agents bound to it)."""
+    report.bindings = [b for b in binding_status(rt) if b.memory == memory.label]
     try:
         opened = open_memory(rt, memory)
     except FunesError as exc:
@@ -231,6 +310,7 @@ def _remote_status(rt: Runtime, memory: MemoryRef, report: StatusReport) -> Stat
     try:
         report.memory = opened.label
         report.exists = True
+        report.path = str(opened.store.path)
         report.stats = opened.store.stats()
         report.embedder = opened.store.model_id
         report.attention.extend(opened.notes)
@@ -243,6 +323,8 @@ def _remote_status(rt: Runtime, memory: MemoryRef, report: StatusReport) -> Stat
 
 def _push_status(rt: Runtime, memory: MemoryRef | None) -> list[PushStatus]:
     """Receipts of this host (all of them, or the one for `memory`) against the local memory."""
+    from funes.remote import receipt_path
+
     local = rt.paths.memory_db
     folder = receipts_dir(rt)
     if not local.exists() or not folder.is_dir():

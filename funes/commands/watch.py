@@ -11,12 +11,15 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from funes.commands.spool import run_drain
-from funes.ingest import DrainReport, Spool, SpoolEntry, Watcher, WatchRoot
 from funes.memory import Runtime
 from funes.settings import SPOOL, SpoolParams
 from funes.traces import AGENTS
+
+if TYPE_CHECKING:  # loaded where used: a verb imports only what it runs
+    from funes.ingest import DrainReport, WatchRoot
 
 
 @dataclass(slots=True)
@@ -31,6 +34,8 @@ class WatchReport:
 
 def watch_roots(rt: Runtime) -> list[WatchRoot]:
     """The spool's new/ folder and the session folders of every registered agent."""
+    from funes.ingest import Spool, WatchRoot
+
     spool = Spool(rt.paths.spool).ensure()
     roots = [
         WatchRoot(
@@ -64,6 +69,8 @@ def run_watch(
     ready: threading.Event | None = None,
 ) -> WatchReport:
     """Watch and index until `stop` is set (see the module docstring)."""
+    from funes.ingest import Spool, SpoolEntry, Watcher
+
     roots = watch_roots(rt)
     report = WatchReport(roots=[str(r.path) for r in roots])
     spool = Spool(rt.paths.spool)

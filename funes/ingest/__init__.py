@@ -5,6 +5,7 @@
     drain.py     a worker's drain: claim, settle, index the named units, ack or retry
     scrub.py     rewriting stored rows under newer redaction rules
     reembed.py   re-embedding stored chunks in place under the current recipe
+    outstanding.py  what the next index owes, counted in chunks per tier (funes status)
     watch.py     a watchdog observer that drains and indexes as files change
 
 Other layers import from this package, never from its modules.
@@ -38,6 +39,7 @@ from funes.ingest.indexing import (
     order_units,
     owed,
 )
+from funes.ingest.outstanding import OWED_BUDGET_S, OwedChunks, count_owed
 from funes.ingest.reembed import ReembedReport, chunks_owed, reembed
 from funes.ingest.scrub import ScrubReport, scrub
 from funes.ingest.spool import (
@@ -51,6 +53,7 @@ from funes.ingest.spool import (
 from funes.ingest.watch import Watcher, WatchRoot
 
 __all__ = [
+    "OWED_BUDGET_S",
     "TIERS",
     "TOP_TIER",
     "AgentBacklog",
@@ -59,6 +62,7 @@ __all__ = [
     "DrainReport",
     "IndexJob",
     "IndexReport",
+    "OwedChunks",
     "Progress",
     "ReembedReport",
     "ScrubReport",
@@ -72,6 +76,7 @@ __all__ = [
     "backfill_vectors",
     "chunks_owed",
     "claim_batch",
+    "count_owed",
     "entry_sources",
     "fail",
     "group_by_memory",

@@ -21,7 +21,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from funes.errors import EntryError, IncompatibleStore, StoreLocked
-from funes.ingest.indexing import TOP_TIER, IndexJob, IndexReport, index, index_unit, owed
+from funes.ingest.indexing import (
+    TOP_TIER,
+    IndexJob,
+    IndexReport,
+    backfill_vectors,
+    index,
+    index_unit,
+    owed,
+)
 from funes.ingest.spool import Spool, SpoolEntry, agent_of
 from funes.settings import SPOOL, SpoolParams
 from funes.traces import AGENTS, Agent, AgentHomes, Harness, TraceSource, Unit
@@ -42,6 +50,11 @@ class DrainReport:
     units: int = 0  # units (transcripts, sessions) re-read
     sweeps: int = 0  # agents swept because an entry named nothing readable
     chunks_written: int = 0
+    vectors: int = 0  # chunks embedded (the new turns', then owed ones)
+    publish_requests: int = 0  # session boundaries of agents bound to a shared memory
+    pushes: int = 0  # pushes of bound memories that landed
+    push_failures: int = 0  # failed push attempts
+    pushes_parked: int = 0  # remotes whose push stopped retrying (see `funes status`)
     busy: bool = False  # another worker held the worker lock: nothing done
     store_busy: bool = False  # the memory's writer lock stayed taken: entries released
     errors: list[str] = field(default_factory=list)
@@ -178,6 +191,15 @@ def apply_plan(
             report.acked += 1
         else:
             fail(spool, item, "indexing failed (see worker.log)", params, report)
+    if job.embedder is not None and params.backfill_s > 0:
+        # the turn's own chunks first (newest), then a slice of any backlog a budgeted first
+        # index left; a `funes index` waiting for the memory stops it early
+        report.vectors += backfill_vectors(
+            job.store,
+            job.embedder,
+            deadline=time.monotonic() + params.backfill_s,
+            stop=job.store.writer_waiting,
+        )
 
 
 def process(

@@ -1,11 +1,17 @@
-"""The index loop: sources → redact → chunk → embed → store, one generic loop for every source.
+"""The index loop: sources → redact → chunk → store, then embed what is owed.
 
 `index()` walks units newest first (subagent files after main sessions), skips units whose
-signature and tier are already recorded, and writes chunks in batches, each batch in one
-transaction together with its vectors. A unit is recorded as indexed only after all of its
-chunks are committed, so a crash at any point is repaired by the next run (chunk ids are
-stable; a stored chunk is embedded again only when its text or embedding context changed).
-A re-read unit is reconciled with what is stored (`funes.ingest.reconcile`).
+signature and tier are already recorded, and writes chunks in batches, one transaction each.
+Chunks are stored lexical first (BM25 finds them at once) and recorded as owing a vector
+(store `vectors_owed`); `backfill_vectors` then embeds what is owed in priority order — prose
+(text, thinking), tool output, tool calls — newest turn first, within the run's time budget,
+and later runs (and hook workers, a slice per turn) go on where it stopped. A budgeted sweep
+therefore reads the prose of every unit, embeds it, then reads tool calls and output, then
+embeds tool output and tool calls. A unit is recorded as indexed only after all of its chunks
+are committed, so a crash at any point is repaired by the next run (chunk ids are stable;
+a stored chunk is embedded again only when its text or embedding context changed). A re-read
+unit is reconciled with what is stored (`funes.ingest.reconcile`): a rewritten chunk owes its
+vector again.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
-from funes.chunks import chunk_turn, embedding_input, turn_prompt
+from funes.chunks import chunk_turn
 from funes.errors import IncompatibleStore, ModelUnavailable, StoreLocked
 from funes.inference import Embedder
 from funes.ingest.embed_input import stored_embedding_inputs
@@ -63,8 +69,10 @@ class IndexReport:
     chunks_existing: int = 0
     chunks_updated: int = 0  # stored chunks a re-read brought up to date in place
     chunks_superseded: int = 0  # stored chunks a re-read no longer produces for its turns
-    vectors_backfilled: int = 0
+    vectors_backfilled: int = 0  # chunks embedded by this run
+    vectors_owed: int = 0  # chunks still without a vector after it (a later run embeds them)
     redactions: int = 0
+    forgotten: int = 0  # chunks not stored: their session was forgotten (`funes forget`)
     failures: list[UnitFailure] = field(default_factory=list)
     read: ReadStats = field(default_factory=ReadStats)
     per_harness: dict[str, int] = field(default_factory=dict)  # chunks written per harness
@@ -84,6 +92,8 @@ class IndexJob:
     host: str | None = None
     progress: Callable[[Progress], None] | None = None
     all_tiers_at_once: bool = False  # no budget: read each unit once for every tier
+    # (vectors computed, vectors owed when the run began) after each embedded batch
+    vector_progress: Callable[[int, int], None] | None = None
 
 
 def order_units(units: Iterable[Unit]) -> list[Unit]:
@@ -138,9 +148,19 @@ def index(sources: Sequence[TraceSource], job: IndexJob) -> IndexReport:
                 job.progress(Progress(tier, done, len(due), unit.key, written))
         if report.budget_exhausted:
             break
+        if tier == 0 and len(tiers) > 1 and job.embedder is not None:
+            # prose is embedded before tool calls and output are read
+            report.vectors_backfilled += backfill_vectors(
+                job.store,
+                job.embedder,
+                deadline=deadline,
+                max_priority=0,
+                progress=job.vector_progress,
+            )
     if job.store.redaction_floor < job.scanner.version:
         report.upgrade = scrub(job.store, job.scanner, job.embedder, only_outdated=True)
     report.units_indexed = len(indexed)
+    report.forgotten = job.store.forgotten_refused
     report.units_unchanged = sum(
         1
         for u in ordered
@@ -149,7 +169,12 @@ def index(sources: Sequence[TraceSource], job: IndexJob) -> IndexReport:
         and not owed(job.store, u, TOP_TIER, include_thinking=thinking)
     )
     if job.embedder is not None:
-        report.vectors_backfilled = backfill_vectors(job.store, job.embedder, job.params)
+        report.vectors_backfilled += backfill_vectors(
+            job.store, job.embedder, deadline=deadline, progress=job.vector_progress
+        )
+    report.vectors_owed = job.store.owed_total()
+    if deadline is not None and report.vectors_owed and time.monotonic() > deadline:
+        report.budget_exhausted = True
     report.elapsed_s = time.monotonic() - started
     return report
 
@@ -211,22 +236,11 @@ def index_unit(
     compared = None if first == 0 else types
     turns = 0
     ok = True
-    recipe = job.store.embedding_input
-    # the user prompt that opened each session's current exchange: a unit may hold several
-    # sessions (state.db, parquet), interleaved (a Claude file's inline sidechains)
-    prompts: dict[str, str | None] = {}
     try:
         for turn in source.read(unit, stats):
             turns += 1
             turn = _redacted(turn, job.scanner, local)
-            prompt = prompts[turn.session_id] = turn_prompt(turn) or prompts.get(turn.session_id)
-            writer.add(
-                turn,
-                (
-                    (c, embedding_input(c.text, c.role, prompt, recipe))
-                    for c in chunk_turn(turn, types=compared, host=job.host)
-                ),
-            )
+            writer.add(turn, chunk_turn(turn, types=compared, host=job.host))
         writer.finish()
     except (StoreLocked, IncompatibleStore, ModelUnavailable):
         raise  # not about this unit: every other unit would fail the same way
@@ -266,15 +280,42 @@ def _redacted(turn: Turn, scanner: Scanner, report: IndexReport) -> Turn:
     return replace(turn, blocks=tuple(blocks)) if changed else turn
 
 
-def backfill_vectors(store: Store, embedder: Embedder, params: IndexParams = INDEX) -> int:
-    """Embed stored chunks that have no vector yet (e.g. indexed while sqlite-vec was missing)."""
+# Chunks per embedding call of a backfill: ~0.3-1 s of the int8 model on 2 cores, the
+# granularity at which a backfill notices its deadline or a writer waiting for the memory.
+BACKFILL_BATCH = 32
+
+
+def backfill_vectors(
+    store: Store,
+    embedder: Embedder,
+    *,
+    deadline: float | None = None,
+    max_priority: int | None = None,
+    batch: int = BACKFILL_BATCH,
+    progress: Callable[[int, int], None] | None = None,
+    stop: Callable[[], bool] | None = None,
+) -> int:
+    """Embed chunks owed a vector (store `vectors_owed`), highest priority and newest first,
+    until none is left (of priority ≤ `max_priority` when given), `deadline`
+    (time.monotonic()) passes or `stop()` says so; checked between batches. Returns how many
+    were embedded. The embedding input is each chunk's under the memory's recipe
+    (funes.ingest.embed_input)."""
     if not store.vectors_available or store.model_id is None:
         return 0
     total = 0
+    owed_at_start: int | None = None
     while True:
-        batch = store.chunks_without_vectors(limit=params.embed_batch * 8)
-        if not batch:
+        if deadline is not None and time.monotonic() > deadline:
             return total
-        vectors = embedder.embed(stored_embedding_inputs(store, [(r, t) for r, t, _, _ in batch]))
-        store.add_vectors(batch, vectors)
-        total += len(batch)
+        if stop is not None and stop():
+            return total
+        rows = store.owed_vectors(limit=batch, max_priority=max_priority)
+        if not rows:
+            return total
+        if owed_at_start is None:
+            owed_at_start = store.owed_total()
+        vectors = embedder.embed(stored_embedding_inputs(store, [(r, t) for r, t, _, _ in rows]))
+        store.add_vectors(rows, vectors)
+        total += len(rows)
+        if progress is not None:
+            progress(total, max(owed_at_start, total))

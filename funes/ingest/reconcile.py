@@ -6,7 +6,8 @@ readers changed (`READER_VERSION` in its signature). The read produces every chu
 
 * not stored → written, when its block type is one this pass writes (the tiers);
 * stored, same text and provenance → left alone;
-* stored, other text (or harness/block type) → rewritten in place and embedded again;
+* stored, other text (or harness/block type) → rewritten in place; its vector is dropped and
+  owed again (store `vectors_owed`: the backfill after the read embeds it);
 * stored, other provenance only (seq, role, flags, cwd, model, label, …) → updated in place,
   its vector kept — unless the embedding context of its exchange moved: once a user prompt
   of a session changed text or flags, or any chunk of it changed position, every later
@@ -54,7 +55,7 @@ class UnitWriter:
     report: IndexReport
     types: frozenset[BlockType]  # block types this pass writes when they are new
     first_read: bool = True  # the first read at this signature (False: a later tier pass)
-    pending: list[tuple[Chunk, str]] = field(default_factory=list)
+    pending: list[Chunk] = field(default_factory=list)
     produced: set[str] = field(default_factory=set)
     turns: dict[str, set[str]] = field(default_factory=dict)  # source path → turn ids read
     dirty: set[str] = field(default_factory=set)  # sessions whose embedding contexts moved
@@ -65,19 +66,19 @@ class UnitWriter:
     own: dict[str, int | None] = field(default_factory=dict)  # session id → its key
     links_of: dict[str, set[str]] = field(default_factory=dict)  # session id → linked turns
 
-    def add(self, turn: Turn, chunks: Iterable[tuple[Chunk, str]]) -> None:
-        """The chunks (with what the embedder reads) of one turn, every block type."""
+    def add(self, turn: Turn, chunks: Iterable[Chunk]) -> None:
+        """The chunks of one turn, every block type."""
         items = list(chunks)
         if not items:
             return
-        source = items[0][0].source_path
+        source = items[0].source_path
         if turn.harness not in _NO_SUPERSEDE:
-            self.turns.setdefault(source, set()).add(items[0][0].turn_id)
-        if turn.harness is Harness.CLAUDE_CODE and self._replayed(items[0][0]):
+            self.turns.setdefault(source, set()).add(items[0].turn_id)
+        if turn.harness is Harness.CLAUDE_CODE and self._replayed(items[0]):
             return
-        for chunk, text in items:
+        for chunk in items:
             self.produced.add(chunk.id)
-            self.pending.append((chunk, text))
+            self.pending.append(chunk)
         if len(self.pending) >= _FLUSH:
             self.flush()
 
@@ -101,7 +102,7 @@ class UnitWriter:
                 session_id=session,
                 source_path=first.source_path,
             )
-            if found is not None:
+            if found is not None and self._same_record(first, found[1]):
                 mine = store.first_rowid(session, first.turn_id)
                 if mine is None or mine > found[1]:
                     self.links.append((session, first.seq, first.turn_id, found[0]))
@@ -110,23 +111,34 @@ class UnitWriter:
             self.unlinks.setdefault(session, []).append(first.turn_id)
         return False
 
+    def _same_record(self, first: Chunk, rowid: int) -> bool:
+        """Whether the chunk another session holds at `rowid` (its first of the turn) is this
+        turn's first chunk: a replay copies the record, text included. A turn id alone is not
+        enough: sources whose ids are not unique across sessions (`turn-1`, `t0`) must never
+        lose a turn to another session's."""
+        held = self.job.store.fetch([rowid]).get(rowid)
+        return held is not None and held.block_idx == first.block_idx and held.text == first.text
+
     def flush(self) -> None:
+        """Compare and write the pending chunks: new ones stored lexical first and rewritten
+        ones stripped of their vector, both owed a vector (funes.ingest.indexing embeds what is
+        owed after the read, in priority order)."""
         if not self.pending:
             return
         job, report = self.job, self.report
-        unique: dict[str, tuple[Chunk, str]] = {}
-        for c, text in self.pending:  # one turn repeats an id only through a parser bug
-            unique.setdefault(c.id, (c, text))
+        unique: dict[str, Chunk] = {}
+        for c in self.pending:  # one turn repeats an id only through a parser bug
+            unique.setdefault(c.id, c)
         self.pending = []
         held = job.store.held(list(unique))
-        fresh: list[tuple[Chunk, str]] = []
-        rewrites: list[tuple[int, Chunk, str]] = []
+        fresh: list[Chunk] = []
+        rewrites: list[tuple[int, Chunk]] = []
         touches: list[tuple[int, Chunk]] = []
-        for c, text in unique.values():
+        for c in unique.values():
             h = held.get(c.id)
             if h is None:
                 if c.block_type in self.types:
-                    fresh.append((c, text))
+                    fresh.append(c)
                 continue
             if h.source_path != c.source_path and _still_theirs(h):
                 report.chunks_existing += c.block_type in self.types  # another live file's
@@ -137,7 +149,7 @@ class UnitWriter:
                 self.dirty.add(c.session_id)  # later chunks see another prompt, or moved
             context_moved = c.role is not Role.USER and c.session_id in self.dirty
             if text_moved or context_moved:
-                rewrites.append((h.rowid, c, text))
+                rewrites.append((h.rowid, c))
                 if text_moved:  # the block may now split into fewer pieces
                     self.rewritten.setdefault(c.source_path, set()).add(
                         (c.session_id, c.seq, c.turn_id, c.block_idx)
@@ -146,26 +158,13 @@ class UnitWriter:
                 touches.append((h.rowid, c))
             else:
                 report.chunks_existing += c.block_type in self.types
-        to_embed = [text for _, text in fresh] + [text for _, _, text in rewrites]
-        vectors = None
-        if to_embed and job.embedder is not None and job.store.vectors_available:
-            vectors = job.embedder.embed(to_embed)
         version = job.scanner.version
         if fresh:
-            written = job.store.add(
-                [c for c, _ in fresh],
-                vectors[: len(fresh)] if vectors is not None else None,
-                redaction_version=version,
-            )
+            written = job.store.add(fresh, None, redaction_version=version)
             report.chunks_written += written
             self.written += written
         if rewrites or touches:
-            job.store.reconcile(
-                rewrites=[(rowid, c) for rowid, c, _ in rewrites],
-                vectors=vectors[len(fresh) :] if vectors is not None else None,
-                touches=touches,
-                redaction_version=version,
-            )
+            job.store.reconcile(rewrites=rewrites, touches=touches, redaction_version=version)
             report.chunks_updated += len(rewrites) + len(touches)
 
     def finish(self) -> None:
@@ -193,7 +192,7 @@ class UnitWriter:
         self.report.chunks_superseded += len(drop)
 
 
-_FLUSH = 256  # chunks accumulated before a compare + embed + write round
+_FLUSH = 256  # chunks accumulated before a compare + write round
 
 
 def _still_theirs(h: Held) -> bool:

@@ -1,4 +1,4 @@
-"""`funes mcp [memory]`: the stdio MCP server (tools `recall`, `get`, `status`), on the `mcp` SDK.
+"""`funes mcp [memory]`: the stdio MCP server (tools `recall`, `get`, `sessions`, `status`), on the `mcp` SDK.
 
     server.py  serve(): claim the wire, answer early, then hand over to the SDK
     tools.py   the tools: schemas, calls into funes.commands, agent-format replies

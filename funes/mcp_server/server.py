@@ -1,4 +1,4 @@
-"""`funes mcp [memory]`: the stdio MCP server (tools `recall`, `get`, `status`), on the `mcp` SDK.
+"""`funes mcp [memory]`: the stdio MCP server (tools `recall`, `get`, `sessions`, `status`), on the `mcp` SDK.
 
 Each tool returns the agent-format string the CLI prints, verbatim, as one text content block
 (see tools.py); a FunesError comes back as a tool error (`isError: true`) with its message and

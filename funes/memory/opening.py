@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from funes.errors import IncompatibleStore, NoIndex, StoreError, UsageError
 from funes.memory.ref import MemoryKind, MemoryRef, remote_for
 from funes.memory.runtime import Runtime
-from funes.remote import open_cached
 from funes.store import Store, StoreState
 
 
@@ -51,6 +50,8 @@ def open_memory(rt: Runtime, ref: MemoryRef) -> OpenMemory:
             cannot be read and nothing usable is cached.
     """
     if ref.shared:
+        from funes.remote import open_cached  # Lance and the Hub client: remote memories only
+
         remote = remote_for(ref)
         cached = open_cached(
             remote,

@@ -18,10 +18,14 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import unquote, urlsplit
 
 from funes.errors import UsageError
 from funes.memory.runtime import Runtime
-from funes.remote import DirRemote, HubRemote, Remote, is_export_dir
+
+if TYPE_CHECKING:  # funes.remote (Lance, the Hub client) loads only for a remote memory
+    from funes.remote import Remote
 
 
 class MemoryKind(StrEnum):
@@ -72,7 +76,7 @@ def parse_memory(value: str | None, rt: Runtime) -> MemoryRef:
 
 
 def _path_ref(path: Path) -> MemoryRef:
-    if is_export_dir(path) and not (path / "memory.db").exists():
+    if path.is_dir() and not (path / "memory.db").exists() and _is_export_dir(path):
         resolved = path.resolve()
         return MemoryRef(resolved.as_uri(), MemoryKind.DIR, resolved)
     db = path / "memory.db" if path.is_dir() else path
@@ -94,6 +98,17 @@ def _remote_ref(repo: str) -> MemoryRef:
     repo_id = "/".join(parts)
     label = f"hf://datasets/{repo_id}" + (f"@{revision}" if revision else "")
     return MemoryRef(label, MemoryKind.REMOTE, repo=repo_id, revision=revision or None)
+
+
+def bound_ref(label: str, rt: Runtime) -> MemoryRef:
+    """The memory a binding or a publish state names by its label, whatever is there now:
+    `hf://datasets/…` a Hub dataset, `file://…` a shared directory (even one that is gone or
+    empty: pushing to it says what is wrong), anything else a memory file path. Raises
+    UsageError for a label that is none of these."""
+    if label.startswith("file://"):
+        path = Path(unquote(urlsplit(label).path))
+        return MemoryRef(path.as_uri(), MemoryKind.DIR, path)
+    return parse_memory(label, rt)
 
 
 def as_push_target(ref: MemoryRef) -> MemoryRef:
@@ -122,8 +137,16 @@ def as_push_target(ref: MemoryRef) -> MemoryRef:
     return ref
 
 
+def _is_export_dir(path: Path) -> bool:
+    from funes.remote import is_export_dir
+
+    return is_export_dir(path)
+
+
 def remote_for(ref: MemoryRef) -> Remote:
     """The Remote behind a REMOTE or DIR reference."""
+    from funes.remote import DirRemote, HubRemote
+
     if ref.kind is MemoryKind.REMOTE:
         assert ref.repo is not None
         return HubRemote(ref.repo)

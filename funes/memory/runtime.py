@@ -26,6 +26,7 @@ from funes.inference import (
     embedder_spec,
     load_reranker,
     reranker_spec,
+    use_model_path,
 )
 from funes.paths import Paths
 from funes.settings import DEFAULT_EMBEDDER, REMOTE, ModelChoice, RemoteParams, hub_offline
@@ -51,10 +52,12 @@ class Runtime:
 
     @classmethod
     def resolve(cls, env: Mapping[str, str] | None = None) -> Runtime:
+        models = ModelChoice.resolve(env)
+        use_model_path(models.model_path)  # FUNES_MODEL_PATH: weight packages beside the install
         return cls(
             Paths.resolve(env),
             AgentHomes.resolve(env),
-            ModelChoice.resolve(env),
+            models,
             offline=hub_offline(env),
             remote=RemoteParams.resolve(env),
         )
@@ -80,7 +83,9 @@ class Runtime:
     def embedder(self, spec: ModelSpec) -> Embedder:
         """A lazily loading embedder for `spec` (one per spec per process)."""
         if spec.name not in self._embedders:
-            self._embedders[spec.name] = LazyEmbedder(spec, stamp_dir=self.stamp_dir)
+            self._embedders[spec.name] = LazyEmbedder(
+                spec, stamp_dir=self.stamp_dir, cache_dir=self.paths.models
+            )
         return self._embedders[spec.name]
 
     @property

@@ -11,6 +11,7 @@ never lose each other's chunks.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -19,7 +20,7 @@ from filelock import FileLock
 
 from funes.errors import HeadMoved, RemoteError, RemoteMissing
 from funes.remote.base import MANIFEST, RemoteState, Snapshot
-from funes.remote.lance_export import TABLE
+from funes.remote.lance_export import FORMAT, TABLE
 
 LOCK = ".funes.lock"
 LOCK_WAIT_S = 60.0
@@ -76,7 +77,13 @@ class DirRemote:
         return None  # checked by the filesystem when writing
 
     def create(self, *, private: bool) -> None:
+        """Make the directory, with a manifest that names it a funes memory before its first
+        push (so `--memory <dir>` and a binding read it as one: empty until then)."""
         self.path.mkdir(parents=True, exist_ok=True, mode=0o700 if private else 0o755)
+        manifest = self.path / MANIFEST
+        if not manifest.exists():
+            doc = {"format": FORMAT, "table": TABLE, "chunks": 0}
+            manifest.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
 
     def head(self) -> str:
         if not self.path.is_dir():

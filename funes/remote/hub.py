@@ -3,9 +3,9 @@
 Reads: `head()` is one request (the branch's refs); `snapshot(commit)` downloads the files
 of that commit into the standard HF cache once and then serves them from it. Writes stage a
 copy of the snapshot (immutable data and index files are symlinked, small metadata files
-copied), let the caller's `build` append there, and upload exactly the new and changed files
-in one `create_commit` whose `parent_commit` is the snapshot's commit (the Hub answers 412
-when the branch moved: HeadMoved).
+copied), let the caller's `build` append (or delete) there, and upload exactly the new and
+changed files, deleting the removed ones, in one `create_commit` whose `parent_commit` is the
+snapshot's commit (the Hub answers 412 when the branch moved: HeadMoved).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from funes import hf
@@ -118,17 +118,38 @@ class HubRemote:
             raise _mapped(exc, self.label) from exc
         return Snapshot(commit, root)
 
+    def files(
+        self, patterns: Sequence[str], *, revision: str | None = None, local_only: bool = False
+    ) -> Snapshot:
+        """The repository's files matching `patterns` at `revision` (default: the head of
+        main, which the HF cache then remembers), fetched into the HF cache once (a file
+        already cached is not fetched again); `local_only`: the cached copy, no network.
+        Raises RemoteOffline, RemoteMissing, RemoteUnauthorized, RemoteError."""
+        try:
+            root = hf.snapshot(
+                self.repo_id, revision=revision or hf.BRANCH, patterns=patterns,
+                local_only=local_only,
+            )  # fmt: skip
+        except HubError as exc:
+            raise _mapped(exc, self.label) from exc
+        return Snapshot(root.name, root)  # the cache folder is named after the commit
+
     def publish(self, base: Snapshot, build: Callable[[Path], None], *, message: str) -> str:
         with tempfile.TemporaryDirectory(prefix="funes-push-") as tmp:
             stage = Path(tmp) / "repo"
             before = stage_copy(base.root, stage)
             build(stage)
             files = changed_files(stage, before)
-            if not files:
+            gone = removed_files(stage, before)
+            if not files and not gone:
                 return base.commit
             try:
                 return hf.create_commit(
-                    self.repo_id, files, message=message, parent_commit=base.commit
+                    self.repo_id,
+                    files,
+                    message=message,
+                    parent_commit=base.commit,
+                    deletions=gone,
                 )
             except HubError as exc:
                 raise _mapped(exc, self.label, writing=True) from exc
@@ -180,3 +201,9 @@ def changed_files(stage: Path, before: dict[str, str]) -> dict[str, Path]:
             if before.get(rel) != _sha256(path):
                 out[rel] = path
     return out
+
+
+def removed_files(stage: Path, before: dict[str, str]) -> list[str]:
+    """The paths of `before` that `build` removed from `stage` (a forget's compaction and
+    cleanup drop the files that held the deleted rows)."""
+    return sorted(rel for rel in before if not os.path.lexists(stage / rel))

@@ -58,6 +58,10 @@ FORMAT = "funes-lance/1"
 MIN_VECTOR_INDEX_ROWS = 256  # PQ trains 256 centroids per sub-vector
 REINDEX_THRESHOLD = 500  # unindexed rows before an append folds in an index delta
 MERGE_DELTAS = 8  # index segments before deltas are merged
+APPEND_ROWS = 32_768  # rows per Lance append of a push: what one vector-index step holds
+FTS_MEMORY_MIB = 256  # cap of the full-text index build (Lance's default: 2 GiB per core)
+TEXT_INDEX = "text_idx"
+VECTOR_INDEX = "vector_idx"
 
 # (column, arrow type name, nullable, StoredChunk field or None)
 COLUMNS: tuple[tuple[str, str, bool, str | None], ...] = (
@@ -201,12 +205,19 @@ def write(
     model_id: str,
     dim: int,
     embedding_input: str = EMBED_INPUT,
+    append_rows: int = APPEND_ROWS,
+    actions: list[str] | None = None,
 ) -> int:
     """Append the batches to the dataset at `dataset` (creating it, stamped with
-    `embedding_input`); returns rows written.
+    `embedding_input`), keeping its indexes current; returns rows written.
 
-    Streams: one Arrow batch in memory at a time. The caller makes sure there is at least one
-    row (an empty append would still create a dataset version).
+    Runs in bounded memory whatever the number of rows (bench/push_memory.py measures it):
+    rows go to Lance in appends of about `append_rows`, one Arrow batch in memory at a time;
+    the vector index is created on the first append and gets a delta after each later one
+    (building it over all rows at once holds every vector: ~2 KB a row); the full-text index
+    is built or folded in once, at the end, its build capped at FTS_MEMORY_MIB (its deltas
+    kept growing the process by ~1 KB a row each). What was done is added to `actions`. The
+    caller makes sure there is at least one row (an empty append still makes a version).
     """
     import lance
     import pyarrow as pa
@@ -219,50 +230,72 @@ def write(
         schema, mode = ds.schema, "append"
     else:
         schema, mode = arrow_schema(model_id, dim, embedding_input), "create"
+    done = actions if actions is not None else []
+    source = iter(batches)
+    ahead = next(source, None)
     written = 0
+    while ahead is not None:
+        taken = 0
 
-    def gen() -> Iterator[pa.RecordBatch]:
-        nonlocal written
-        for rows, vectors in batches:
-            written += len(rows)
-            yield to_batch(rows, vectors, schema)
+        def gen() -> Iterator[pa.RecordBatch]:
+            nonlocal ahead, taken
+            while ahead is not None and (taken == 0 or taken + len(ahead[0]) <= append_rows):
+                rows, vectors = ahead
+                taken += len(rows)
+                yield to_batch(rows, vectors, schema)
+                ahead = next(source, None)
 
-    reader = pa.RecordBatchReader.from_batches(schema, gen())
-    lance.write_dataset(reader, str(dataset), schema=schema, mode=mode)
+        reader = pa.RecordBatchReader.from_batches(schema, gen())
+        lance.write_dataset(reader, str(dataset), schema=schema, mode=mode)
+        mode = "append"
+        written += taken
+        done.extend(_fold(dataset, VECTOR_INDEX))
+    done.extend(_fold(dataset, TEXT_INDEX))
     return written
 
 
 def maintain_indexes(dataset: Path) -> list[str]:
-    """Create missing indexes and fold appended rows in as deltas; returns what was done."""
+    """Create missing indexes and fold unindexed rows in as deltas; returns what was done."""
+    return [*_fold(dataset, VECTOR_INDEX), *_fold(dataset, TEXT_INDEX)]
+
+
+def _fold(dataset: Path, name: str) -> list[str]:
+    """Create index `name` when missing (and there are enough rows), or add a delta for the
+    rows appended since it was last updated once more than REINDEX_THRESHOLD wait (merging
+    the deltas once MERGE_DELTAS pile up)."""
     import lance
 
     ds = lance.dataset(str(dataset))
-    done: list[str] = []
     rows = ds.count_rows()
-    names = {d.name for d in ds.describe_indices()}
-    if "text_idx" not in names and rows:
-        ds.create_scalar_index("text", index_type="INVERTED", name="text_idx")
-        done.append("created text_idx")
-    if "vector_idx" not in names and rows >= MIN_VECTOR_INDEX_ROWS:
-        _, dim = _meta(ds.schema)
-        ds.create_index(
-            "vector",
-            index_type="IVF_PQ",
-            name="vector_idx",
-            metric="l2",
-            num_partitions=max(1, min(256, rows // 4096)),
-            num_sub_vectors=dim // 16 if dim % 16 == 0 else 1,
-        )
-        done.append("created vector_idx")
-    ds = lance.dataset(str(dataset))
-    described = ds.describe_indices()
-    stale = max((rows - d.num_rows_indexed for d in described), default=0)
-    if stale > REINDEX_THRESHOLD:
-        segments = max((len(d.segments) for d in described), default=0)
-        merge = MERGE_DELTAS if segments >= MERGE_DELTAS else 0
-        ds.optimize.optimize_indices(num_indices_to_merge=merge)
-        done.append(f"indexed {stale} appended rows" + (" (merged deltas)" if merge else ""))
-    return done
+    found = {d.name: d for d in ds.describe_indices()}
+    if name not in found:
+        if name == TEXT_INDEX and rows:
+            ds.create_scalar_index(
+                "text",
+                index_type="INVERTED",
+                name=TEXT_INDEX,
+                memory_limit=FTS_MEMORY_MIB,
+                num_workers=1,
+            )
+            return [f"created {TEXT_INDEX}"]
+        if name == VECTOR_INDEX and rows >= MIN_VECTOR_INDEX_ROWS:
+            _, dim = _meta(ds.schema)
+            ds.create_index(
+                "vector",
+                index_type="IVF_PQ",
+                name=VECTOR_INDEX,
+                metric="l2",
+                num_partitions=max(1, min(256, rows // 4096)),
+                num_sub_vectors=dim // 16 if dim % 16 == 0 else 1,
+            )
+            return [f"created {VECTOR_INDEX}"]
+        return []
+    stale = rows - found[name].num_rows_indexed
+    if stale <= REINDEX_THRESHOLD:
+        return []
+    merge = MERGE_DELTAS if len(found[name].segments) >= MERGE_DELTAS else 0
+    ds.optimize.optimize_indices(num_indices_to_merge=merge, index_names=[name])
+    return [f"indexed {stale} appended rows in {name}" + (" (merged deltas)" if merge else "")]
 
 
 def iter_ids(
@@ -311,5 +344,53 @@ def iter_rows(
             yield RowBatch(cols, flat.reshape(len(batch), -1), frag.fragment_id)
 
 
-def fragment_ids(dataset: Path, *, version: int | None = None) -> list[int]:
-    return [f.fragment_id for f in open_dataset(dataset, version=version).get_fragments()]
+def _in_list(column: str, values: list[str]) -> str:
+    """A Lance (DataFusion SQL) `column IN (…)` filter; quotes in values are doubled."""
+    quoted = ", ".join("'" + v.replace("'", "''") + "'" for v in values)
+    return f"{column} IN ({quoted})"
+
+
+def ids_of_sessions(
+    dataset: Path, session_ids: list[str], *, version: int | None = None, batch: int = 200
+) -> list[str]:
+    """The chunk ids of the dataset's rows of `session_ids`."""
+    ds = open_dataset(dataset, version=version)
+    found: list[str] = []
+    for start in range(0, len(session_ids), batch):
+        part = session_ids[start : start + batch]
+        table = ds.to_table(columns=["id"], filter=_in_list("session_id", part))
+        found.extend(str(v) for v in table.column(0).to_pylist())
+    return found
+
+
+def delete_sessions(dataset: Path, session_ids: list[str], *, batch: int = 200) -> int:
+    """Delete every row of `session_ids` so that no file of the dataset holds them any more.
+
+    Deletes (a new version), compacts with deletions materialized (the fragments that held
+    them are rewritten without them; indexes are remapped), then removes every older version
+    and the files only they used. Returns rows deleted. Older versions of the dataset cannot
+    be read afterwards: that is the point.
+    """
+    import datetime as dt
+
+    import lance
+
+    ds = lance.dataset(str(dataset))
+    before = ds.count_rows()
+    for start in range(0, len(session_ids), batch):
+        ds.delete(_in_list("session_id", session_ids[start : start + batch]))
+    ds = lance.dataset(str(dataset))
+    deleted = before - ds.count_rows()
+    if deleted:
+        ds.optimize.compact_files(materialize_deletions=True, materialize_deletions_threshold=0.0)
+        ds = lance.dataset(str(dataset))
+        ds.cleanup_old_versions(older_than=dt.timedelta(0), delete_unverified=True)
+    return deleted
+
+
+def fragment_rows(dataset: Path, *, version: int | None = None) -> dict[int, int]:
+    """fragment id → live rows (after deletions) of each fragment."""
+    return {
+        f.fragment_id: f.count_rows()
+        for f in open_dataset(dataset, version=version).get_fragments()
+    }

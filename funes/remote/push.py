@@ -52,6 +52,8 @@ class PushOptions:
     confirm: Callable[[str], bool] | None = None  # asks the user; None: no one to ask
     host: str | None = None
     recall_name: str | None = None  # what the card tells readers to pass to --memory
+    # a project memory: only the chunks of these sessions are sent (None: every session)
+    sessions: frozenset[str] | None = None
 
 
 @dataclass(slots=True)
@@ -172,6 +174,8 @@ def push(
         tempfile.TemporaryDirectory(prefix="funes-outbox-") as tmp,
         Outbox(memory, Path(tmp) / "outbox.db") as box,
     ):
+        if options.sessions is not None:
+            box.only_sessions(sorted(options.sessions))
         if box.model_id is None or not box.vectors:
             raise RemoteError(
                 "this memory has no vectors to share",
@@ -221,14 +225,16 @@ def push(
             def build(root: Path, snap: Snapshot = snap, built: dict[str, object] = built) -> None:
                 table = root / lance_export.TABLE
                 assert box.model_id is not None
+                actions: list[str] = []
                 built["rows"] = lance_export.write(
                     table,
                     box.to_publish(),
                     model_id=box.model_id,
                     dim=box.dim,
                     embedding_input=box.embedding_input,
+                    actions=actions,
                 )
-                built["actions"] = lance_export.maintain_indexes(table)
+                built["actions"] = actions
                 total = lance_export.info(table).rows
                 built["total"] = total
                 write_sidecars(

@@ -113,7 +113,8 @@ def open_cached(
             if last_commit is None:
                 raise RemoteOffline(
                     f"cannot reach {remote.label}, and it was never read on this machine",
-                    hint=exc.hint,
+                    hint="check the network and retry; once read, the cached copy is used "
+                    "whenever it cannot be reached",
                 ) from exc
             commit = last_commit
             note = f"{remote.label} unreachable: read it as of cached commit {last_commit[:12]}"
@@ -162,9 +163,10 @@ def _build(
     tmp = db.with_name(f".{db.name}.{os.getpid()}.tmp")
     tmp.unlink(missing_ok=True)
     done: set[int] = set()
+    current = lance_export.fragment_rows(snap.dataset, version=snap.version)
     if seed is not None and seed.exists():
         seed_info = _read_json(seed.with_suffix(".json"))
-        if seed_info.get("model_id") == found.model_id:
+        if seed_info.get("model_id") == found.model_id and _seed_holds_only(seed_info, current):
             shutil.copyfile(seed, tmp)
             done = {int(f) for f in seed_info.get("fragments", []) or []}  # type: ignore[attr-defined]
     skipped = 0
@@ -192,14 +194,46 @@ def _build(
         store.close()
     seal(tmp)
     make_private_file(tmp)
-    fragments = lance_export.fragment_ids(snap.dataset, version=snap.version)
     _write_json(
         db.with_suffix(".json"),
-        {"model_id": found.model_id, "dim": found.dim, "fragments": fragments},
+        {
+            "model_id": found.model_id,
+            "dim": found.dim,
+            "fragments": sorted(current),
+            "fragment_rows": {str(f): n for f, n in sorted(current.items())},
+        },
     )
     os.replace(tmp, db)
     tmp.with_suffix(".lock").unlink(missing_ok=True)
     return skipped
+
+
+def _seed_holds_only(seed_info: dict[str, object], current: dict[int, int]) -> bool:
+    """Whether a cache built from the fragments in `seed_info` holds only rows the commit being
+    read still has: every fragment it read is still there, with as many live rows as then
+    (a deletion, `funes forget --remote`, rewrites or thins fragments: then rebuild)."""
+    fragments = seed_info.get("fragments")
+    rows = seed_info.get("fragment_rows")
+    if not isinstance(fragments, list):
+        return False
+    for fragment in fragments:
+        if int(fragment) not in current:
+            return False
+        if isinstance(rows, dict) and rows.get(str(fragment)) != current[int(fragment)]:
+            return False
+    return True
+
+
+def drop_cache(cache_root: Path, remote: Remote) -> None:
+    """Delete every materialized commit of `remote` (after rows were deleted there, older
+    local copies must not keep them)."""
+    folder = cache_root / remote.key
+    if not folder.is_dir():
+        return
+    with FileLock(str(folder / ".lock"), mode=0o600):
+        for path in folder.iterdir():
+            if path.suffix in (".db", ".json") or path.name.endswith(".tmp"):
+                path.unlink(missing_ok=True)
 
 
 def _chunks(cols: dict[str, list[object]], n: int) -> tuple[list[Chunk], list[int], list[int], int]:

@@ -7,8 +7,56 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from funes.commands import GetOutcome, StatusReport
+from funes.commands import (
+    GetOutcome,
+    RecallOutcome,
+    SessionsOutcome,
+    StatusReport,
+    no_support_line,
+)
 from funes.traces import strip_terminal_controls
+
+
+def recall(outcome: RecallOutcome, *, weak: bool = False) -> Group:
+    """One panel per hit: where it comes from, the passage, its neighbours, the get command.
+    When no passage supports the query, the miss line alone (`weak`: then the candidates)."""
+    hits = outcome.result.hits
+    if not hits:
+        return Group(Text("no results", style="dim"))
+    parts: list[RenderableType] = []
+    if not outcome.result.supported:
+        parts.append(Text(no_support_line(outcome, weak=weak), style="yellow"))
+        if not weak:
+            return Group(*parts)
+    if outcome.owner:
+        parts.append(
+            Text(
+                f"⚠ {outcome.memory} belongs to {outcome.owner}: passages written by others",
+                style="yellow",
+            )
+        )
+    for rank, hit in enumerate(hits, 1):
+        c = hit.chunk
+        body = Text(strip_terminal_controls(c.text))
+        for n in hit.neighbors:
+            preview = " ".join(strip_terminal_controls(n.text).split())[:160]
+            body.append(f"\n  ~ {n.role} {n.block_type}: {preview}", style="dim")
+        when = c.ts[:16].replace("T", " ") or "no time"
+        title = f"{rank}. {when} · {c.harness} · {c.cwd or c.workdir} · {c.block_type} · {hit.score:.2f}"
+        label = outcome.memory_of(c.id)
+        command = f"funes get {c.session_id[:8]} {c.turn_id}" + (
+            f" --memory {label}" if label != "local" else ""
+        )
+        parts.append(
+            Panel(
+                body,
+                title=Text(title),  # Text, not str: rich would read `[...]` in a path as markup
+                title_align="left",
+                subtitle=Text(command),
+                subtitle_align="right",
+            )
+        )
+    return Group(*parts)
 
 
 def get(outcome: GetOutcome, *, highlight: str | None = None) -> Group:
@@ -19,13 +67,13 @@ def get(outcome: GetOutcome, *, highlight: str | None = None) -> Group:
             body.highlight_words(highlight.split(), style="reverse", case_sensitive=False)
         title = f"{turn.ts[:16].replace('T', ' ')} · {turn.role} · seq{turn.seq}"
         style = "bold" if turn.turn_id == outcome.turn_id else "dim"
-        parts.append(Panel(body, title=title, title_align="left", border_style=style))
+        parts.append(Panel(body, title=Text(title), title_align="left", border_style=style))
     return Group(*parts)
 
 
 def status(report: StatusReport) -> Group:
     table = Table(show_header=False, box=None)
-    table.add_row("memory", report.memory)
+    table.add_row("memory", Text(report.memory))
     stats = report.stats
     if stats is not None:
         table.add_row("chunks", f"{stats.chunks:,}")
@@ -34,6 +82,14 @@ def status(report: StatusReport) -> Group:
             table.add_row(f"  {harness}", f"{sessions:,} sessions · {chunks:,} chunks")
         table.add_row("last indexed", stats.last_indexed or "never")
         table.add_row("embedder", stats.model_id or "none")
+        if report.path:
+            table.add_row("path", Text(f"{report.path} ({stats.file_bytes:,} bytes)"))
+        if report.unembedded:
+            table.add_row("without vectors", f"{report.unembedded:,} chunks")
+        if report.owed is not None and report.owed.total:
+            from funes.render.agent import owed_line
+
+            table.add_row("owed", Text(owed_line(report.owed)))
         if report.push_held_back is not None:
             table.add_row("push", f"{report.push_held_back:,} chunks held back (secrets)")
     else:
@@ -50,6 +106,24 @@ def status(report: StatusReport) -> Group:
             f"agent {a.agent}",
             f"{hook} · last fired {fired} · {a.waiting} waiting · {a.failed} failed",
         )
+    for b in report.bindings:
+        value = b.memory
+        if b.shared:
+            last = (
+                f"last push {b.last_push_at[:16].replace('T', ' ')}"
+                if b.last_push_at
+                else "never pushed"
+            )
+            pending = f" · {b.pending_chunks:,} not pushed" if b.pending_chunks is not None else ""
+            value += f" · {last}{pending} · {b.state}"
+            if b.state == "parked":
+                value += f" ({b.reason}; fix: {b.fix})"
+        table.add_row(f"bound {b.agent}", value)
+    for c in report.curation:
+        table.add_row(
+            f"project {c.project}",
+            f"{c.memory} · {c.included} included · {c.excluded} excluded · {c.pending} to review",
+        )
     for push in report.pushes:
         table.add_row(
             f"pushed {push.remote}",
@@ -60,4 +134,28 @@ def status(report: StatusReport) -> Group:
         parts.append(Text(f"⚠ {item}", style="yellow"))
     for step in report.next_steps:
         parts.append(Text(f"→ {step}", style="cyan"))
+    return Group(*parts)
+
+
+def sessions(outcome: SessionsOutcome) -> Group:
+    page = outcome.page
+    table = Table(box=None, header_style="bold")
+    for column in ("started", "agent", "session", "turns", "project", "opening prompt"):
+        table.add_column(column, overflow="fold" if column == "opening prompt" else "ellipsis")
+    for s in page.sessions:
+        table.add_row(  # Text cells: rich would read `[...]` in stored strings as markup
+            Text(s.started[:16].replace("T", " ")),
+            Text(s.harness),
+            Text(s.session_id[:8]),
+            str(s.turns),
+            Text(s.cwd or s.workdir),
+            Text(" ".join(strip_terminal_controls(s.opening).split())[:120]),
+        )
+    parts: list[RenderableType] = []
+    if outcome.owner:
+        parts.append(Text(f"⚠ {outcome.memory} belongs to {outcome.owner}", style="yellow"))
+    shown = f"{page.offset + 1}-{page.offset + len(page.sessions)}" if page.sessions else "none"
+    parts += [table, Text(f"{shown} of {page.total} sessions", style="dim")]
+    if page.more:
+        parts.append(Text(f"→ more: --offset {page.offset + len(page.sessions)}", style="cyan"))
     return Group(*parts)

@@ -7,7 +7,9 @@ recency → neighbors.
     periods.py   calendar periods a query names
     fusion.py    RRF, turn aggregation, recency weight (pure, table-tested)
     guard.py     redaction on the fly of rows stored under older rules
-    types.py     Hit, RecallResult, TurnView
+    sessions.py  list_sessions(): a memory's sessions, a page at a time
+    types.py     Hit, RecallResult, TurnView, Searchable (what the pipeline asks of a memory)
+    union.py     MemoryUnion: several memories read as one (a bound memory + unpublished turns)
 
 Sees only the Embedder/Reranker protocols and the Store; never a model backend. Other
 packages import from this face, never from its modules.
@@ -16,6 +18,18 @@ packages import from this face, never from its modules.
 from __future__ import annotations
 
 from funes.retrieval.pipeline import get_turns, recall
-from funes.retrieval.types import Hit, RecallResult, TurnView
+from funes.retrieval.sessions import SessionPage, list_sessions
+from funes.retrieval.types import Hit, RecallResult, Searchable, TurnView
+from funes.retrieval.union import MemoryUnion
 
-__all__ = ["Hit", "RecallResult", "TurnView", "get_turns", "recall"]
+__all__ = [
+    "Hit",
+    "MemoryUnion",
+    "RecallResult",
+    "Searchable",
+    "SessionPage",
+    "TurnView",
+    "get_turns",
+    "list_sessions",
+    "recall",
+]

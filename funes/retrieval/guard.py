@@ -36,3 +36,8 @@ def guard_block(text: str, chunks: Sequence[StoredChunk], scanner: Scanner) -> s
     if not any(outdated(c, scanner) for c in chunks):
         return text
     return redact(text, scanner)[0]
+
+
+def guard_text(text: str, version: int, scanner: Scanner) -> str:
+    """Stored `text` that passed redaction `version`, redacted when that is older than `scanner`'s."""
+    return redact(text, scanner)[0] if version < scanner.version else text

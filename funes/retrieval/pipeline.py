@@ -28,9 +28,9 @@ from funes.retrieval.ranking import (
     place_answers,
     rank_by_evidence,
 )
-from funes.retrieval.types import Hit, RecallResult, TurnView
+from funes.retrieval.types import Hit, RecallResult, Searchable, TurnView
 from funes.settings import RECALL, Leg, RecallParams
-from funes.store import NO_FILTERS, Filters, Store
+from funes.store import NO_FILTERS, Filters
 from funes.traces import clean_text, parse_ts
 
 
@@ -46,7 +46,7 @@ class _Clock:
 
 
 def recall(
-    store: Store,
+    store: Searchable,
     query: str,
     *,
     embedder: Embedder | None,
@@ -162,7 +162,7 @@ def recall(
 
 
 def _evidence_recall(
-    store: Store,
+    store: Searchable,
     query: str,
     cosines: dict[int, float] | None,
     fused: list[int],
@@ -239,7 +239,7 @@ def _evidence_recall(
     )
 
 
-def _vector_depth(store: Store, params: RecallParams) -> int:
+def _vector_depth(store: Searchable, params: RecallParams) -> int:
     """How deep to read the vector leg: `leg_depth`, or for evidence ranking as many cosines as
     `cosine_budget` allows for the memory's size (RecallParams.cosine_depth)."""
     if not params.evidence:
@@ -249,7 +249,7 @@ def _vector_depth(store: Store, params: RecallParams) -> int:
 
 
 def _lexical(
-    store: Store, query: str, params: RecallParams, filters: Filters
+    store: Searchable, query: str, params: RecallParams, filters: Filters
 ) -> tuple[list[tuple[int, float]], float]:
     """The BM25 leg's (rowid, bm25) pairs, best first (bm25: lower is better), and its
     duration in ms."""
@@ -259,15 +259,22 @@ def _lexical(
 
 
 def get_turns(
-    store: Store, session_id: str, turn_id: str, *, window: int = 3, scanner: Scanner | None = None
+    store: Searchable,
+    session_id: str,
+    turn_id: str,
+    *,
+    window: int = 3,
+    scanner: Scanner | None = None,
+    filters: Filters = NO_FILTERS,
 ) -> list[TurnView]:
-    """The named turn and the `window` turns on each side, splits reassembled; [] when absent.
+    """The named turn and the `window` turns on each side, splits reassembled; [] when absent
+    (with `filters`: counting and showing only the turns' chunks they admit).
 
     Blocks with chunks stored under older redaction rules are redacted by `scanner` (default:
     the current one) after reassembly, so a secret split across two chunks is caught too.
     """
     scanner = scanner or default_scanner()
-    chunks = store.turns_around(session_id, turn_id, window)
+    chunks = store.turns_around(session_id, turn_id, window, filters=filters)
     views: list[TurnView] = []
     for (seq, tid), turn_chunks in groupby(chunks, key=lambda c: (c.seq, c.turn_id)):
         items = list(turn_chunks)

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 
 from funes.retrieval.evidence import TurnFacts, Weights, idf, score_turns
 from funes.retrieval.periods import query_periods
-from funes.store import Filters, Store, StoredChunk, query_terms, term_presence
+from funes.retrieval.types import Searchable
+from funes.store import Filters, StoredChunk, query_terms, term_presence
 from funes.traces import parse_ts
 
 TurnKey = tuple[str, int]  # (session_id, seq)
@@ -46,7 +47,7 @@ class Ranking:
 
 
 def rank_by_evidence(
-    store: Store,
+    store: Searchable,
     query: str,
     cosines: Mapping[int, float] | None,
     fused: Sequence[int],
@@ -138,7 +139,7 @@ def rank_by_evidence(
 
     turns: list[RankedTurn] = []
     for key, idx in members.items():
-        allowed = [i for i in idx if _passes(chunks[i], filters)]
+        allowed = [i for i in idx if filters.admits(chunks[i])]
         if not allowed or scored.score[key] <= 0:  # a neighbour nothing supports is no hit
             continue
         best = max(allowed, key=lambda i: (chunk_value(i), -i))
@@ -174,7 +175,7 @@ class _Outline:
         self.prompts = [seq for seq, is_prompt in rows if is_prompt]
 
     @classmethod
-    def read(cls, store: Store, session_id: str, seqs: list[int], limit: int) -> _Outline:
+    def read(cls, store: Searchable, session_id: str, seqs: list[int], limit: int) -> _Outline:
         return cls(store.session_outline(session_id, min(seqs) - limit, max(seqs) + limit))
 
     def previous(self, seq: int) -> int | None:
@@ -201,12 +202,6 @@ class _Outline:
     def agent_exchange(self, prompt: int) -> bool:
         """Whether the prompt was answered over several turns (≥ 2 before the next prompt)."""
         return len(self.exchange(prompt)) >= 2
-
-
-def _passes(chunk: StoredChunk, filters: Filters) -> bool:
-    if filters.block_type is not None and chunk.block_type != filters.block_type:
-        return False
-    return filters.harness is None or chunk.harness == filters.harness
 
 
 def _note_answers(turns: list[RankedTurn], facts: dict[TurnKey, TurnFacts[TurnKey]]) -> None:

@@ -2,9 +2,55 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
 
-from funes.store import StoredChunk
+from funes.store import NO_FILTERS, Filters, StoredChunk
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+
+class Searchable(Protocol):
+    """What the read path asks of a memory: a Store, or several read as one (union.py)."""
+
+    @property
+    def vectors_available(self) -> bool: ...
+
+    @property
+    def model_id(self) -> str | None: ...
+
+    def reader(self) -> Searchable | None: ...
+
+    def lexical(
+        self, query: str, *, k: int, filters: Filters = NO_FILTERS
+    ) -> list[tuple[int, float]]: ...
+
+    def semantic(
+        self, vector: NDArray[np.float32], *, k: int, filters: Filters = NO_FILTERS
+    ) -> list[tuple[int, float]]: ...
+
+    def fetch(self, rowids: Sequence[int]) -> dict[int, StoredChunk]: ...
+
+    def block_keys(self, rowids: Sequence[int]) -> dict[int, tuple[str, str, int]]: ...
+
+    def neighbors(self, chunk: StoredChunk, n: int) -> list[StoredChunk]: ...
+
+    def turns_around(
+        self, session_id: str, turn_id: str, window: int, *, filters: Filters = NO_FILTERS
+    ) -> list[StoredChunk]: ...
+
+    def cosine(self, distance: float) -> float: ...
+
+    def size_hint(self) -> int: ...
+
+    def document_frequencies(self, terms: Sequence[str]) -> tuple[int, list[int]]: ...
+
+    def turn_chunks(self, turns: Sequence[tuple[str, int]]) -> list[StoredChunk]: ...
+
+    def session_outline(self, session_id: str, low: int, high: int) -> list[tuple[int, bool]]: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,9 +10,13 @@ model and never parses a transcript.
     upkeep.py      its rewrites in place (redaction upkeep, re-embedding)
     rows.py        the row shapes it hands out (StoredChunk, UnitRecord, StoreStats, StoreState)
     queries.py     read SQL        writes.py   write SQL       redaction.py   rewrite SQL
+    forgetting.py  forgotten sessions: tombstones and rules every write checks, remote copies
+    listing.py     the sessions of a memory, summarised (funes sessions)
+    scope.py       Filters: which chunks a read may see (facets, session, time, project)
     meta.py        the meta table   schema.py   migrations      provenance.py  sessions/origins
     db.py          opening the file (binding, sqlite-vec, pragmas)   lock.py   the writer lock
     export.py      the SQL of sharing (push outbox, receipts, sealing a cache file)
+    curation.py    sessions summarised for a project memory's review
     terms.py       which query terms a text holds, as the FTS5 index matches them
     reconcile.py   the SQL of re-reading a unit (rows held under produced ids, links)
 
@@ -21,13 +25,26 @@ Other packages import from this face, never from its modules.
 
 from __future__ import annotations
 
+from funes.store.curation import ReviewSummary, opening_prompts, session_summaries
 from funes.store.db import versions
-from funes.store.export import Outbox, OutboxCounts, ReceiptStatus, receipt_status, seal
+from funes.store.export import (
+    Outbox,
+    OutboxCounts,
+    ReceiptStatus,
+    receipt_forget,
+    receipt_holds,
+    receipt_remote,
+    receipt_status,
+    seal,
+)
+from funes.store.forgetting import ForgetRule
+from funes.store.listing import SessionSummary
 from funes.store.meta import DEFAULT_VECTOR_ELEMENT
-from funes.store.queries import NO_FILTERS, Filters, fts_query, query_terms
+from funes.store.queries import fts_query, query_terms
 from funes.store.reconcile import Held
 from funes.store.redaction import BlockRows
 from funes.store.rows import CHUNK_COLUMNS, StoredChunk, StoreState, StoreStats, UnitRecord
+from funes.store.scope import NO_FILTERS, Filters, ProjectScope, project_matches
 from funes.store.store import Store
 from funes.store.terms import term_presence
 
@@ -37,19 +54,29 @@ __all__ = [
     "NO_FILTERS",
     "BlockRows",
     "Filters",
+    "ForgetRule",
     "Held",
     "Outbox",
     "OutboxCounts",
+    "ProjectScope",
     "ReceiptStatus",
+    "ReviewSummary",
+    "SessionSummary",
     "Store",
     "StoreState",
     "StoreStats",
     "StoredChunk",
     "UnitRecord",
     "fts_query",
+    "opening_prompts",
+    "project_matches",
     "query_terms",
+    "receipt_forget",
+    "receipt_holds",
+    "receipt_remote",
     "receipt_status",
     "seal",
+    "session_summaries",
     "term_presence",
     "versions",
 ]

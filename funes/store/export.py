@@ -69,8 +69,10 @@ class Outbox:
             raise StoreError(f"cannot open memory {memory}: {exc}", hint=open_hint(exc)) from exc
         self._raw.executescript(
             """create table if not exists remote_ids (id text primary key) without rowid;
-               create table if not exists cleared (id text primary key) without rowid;"""
+               create table if not exists cleared (id text primary key) without rowid;
+               create table if not exists allowed (session_id text primary key) without rowid;"""
         )
+        self._only = "1"  # SQL over `c` (a chunks row): the chunks this push may send
         meta = dict(self._raw.execute("select key, value from mem.meta").fetchall())
         self.model_id: str | None = meta.get("embedding_model")
         self.embedding_input: str = meta.get("embedding_input", LEGACY_EMBED_INPUT)
@@ -90,6 +92,18 @@ class Outbox:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def only_sessions(self, session_ids: Sequence[str]) -> None:
+        """Send only the chunks of these sessions (a project memory ships the sessions its
+        review included); every other chunk of the memory is left out of the counts too."""
+        self._raw.executemany(
+            "insert or ignore into allowed (session_id) values (?)", [(s,) for s in session_ids]
+        )
+        self._raw.commit()
+        self._only = (
+            "c.session in (select s.id from mem.sessions s"
+            " join allowed a on a.session_id = s.session_id)"
+        )
 
     # -- the remote's ids ------------------------------------------------------------------
 
@@ -116,10 +130,10 @@ class Outbox:
                        coalesce(sum({hv} and not exists
                            (select 1 from remote_ids r where r.id = c.id)), 0),
                        coalesce(sum(not {hv}), 0)
-                from mem.chunks c"""
+                from mem.chunks c where {self._only}"""
         ).fetchone()
         shared = self._raw.execute(
-            "select count(*) from mem.chunks c join remote_ids r on r.id = c.id"
+            f"select count(*) from mem.chunks c join remote_ids r on r.id = c.id where {self._only}"
         ).fetchone()[0]
         return OutboxCounts(int(local), int(pending), int(shared), int(unembedded))
 
@@ -133,7 +147,7 @@ class Outbox:
         """
         cur = self._raw.execute(
             f"""select {_COLS} from mem.chunk_rows c
-                where {self._has_vector()}
+                where {self._has_vector()} and {self._only}
                   and not exists (select 1 from remote_ids r where r.id = c.id)
                 order by {_POSITION}"""
         )
@@ -254,3 +268,50 @@ def seal(path: Path) -> None:
         conn.raw.execute("pragma journal_mode = delete")
     finally:
         conn.close()
+
+
+def receipt_holds(receipt: Path, ids: Sequence[str]) -> int:
+    """How many of chunk `ids` the receipt at `receipt` records as on its remote."""
+    conn = connect_receipt(receipt, "ro")
+    try:
+        found = 0
+        for start in range(0, len(ids), 500):
+            part = list(ids[start : start + 500])
+            marks = ",".join("?" * len(part))
+            found += int(
+                conn.execute(f"select count(*) from ids where id in ({marks})", part).fetchone()[0]
+            )
+        return found
+    finally:
+        conn.close()
+
+
+def receipt_forget(receipt: Path, ids: Sequence[str]) -> None:
+    """Drop chunk `ids` from the receipt (its remote no longer holds them)."""
+    conn = connect_receipt(receipt, "rw")
+    try:
+        for start in range(0, len(ids), 500):
+            part = list(ids[start : start + 500])
+            marks = ",".join("?" * len(part))
+            conn.execute(f"delete from ids where id in ({marks})", part)
+        conn.commit()
+    finally:
+        conn.close()
+
+
+def receipt_remote(receipt: Path) -> str | None:
+    """The label of the remote a receipt is about (None when it cannot be read)."""
+    try:
+        conn = connect_receipt(receipt, "ro")
+        try:
+            row = conn.execute("select value from meta where key = 'remote'").fetchone()
+        finally:
+            conn.close()
+    except sqlite_module().Error:  # damaged: the next push to its remote rewrites it
+        return None
+    return None if row is None else str(row[0])
+
+
+def connect_receipt(receipt: Path, mode: str) -> Any:
+    """A plain connection to a receipt file (`mode`: ro or rw)."""
+    return sqlite_module().connect(_uri(receipt, mode), uri=True)

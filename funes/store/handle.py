@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from funes.chunks import EMBED_INPUT, LEGACY_EMBED_INPUT
 from funes.errors import IncompatibleStore, StoreError
-from funes.store import meta, writes
+from funes.store import meta, vecindex, writes
 from funes.store.db import Connection, open_hint
 from funes.store.meta import DEFAULT_VECTOR_ELEMENT, VECTOR_SCALE, now_utc
 from funes.store.schema import create_vector_table
@@ -60,6 +60,7 @@ class StoreHandle:
         # The sibling reader of `reader()`: None until opened; False once it cannot be (and in
         # a sibling itself, which has none of its own).
         self._reader: StoreHandle | bool | None = None
+        self._vector_index: vecindex.Reader | None = None  # opened on the first search
 
     @property
     def raw(self) -> Any:

@@ -8,10 +8,11 @@ searched for as text and never parsed as an operator.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import replace
 from typing import Any
 
 from funes.store.rows import CHUNK_COLUMNS
+from funes.store.scope import NO_FILTERS, Filters
 
 # SQLite binds integers as signed 64-bit; a LIMIT past this is "no limit" anyway.
 _MAX_LIMIT = (1 << 63) - 1
@@ -127,29 +128,9 @@ def session_outline(raw: Any, *, session_id: str, low: int, high: int) -> list[t
     ]
 
 
-@dataclass(frozen=True, slots=True)
-class Filters:
-    """Optional facets a search is restricted to (None = any)."""
-
-    harness: str | None = None
-    block_type: str | None = None
-
-    def sql(self, alias: str = "c") -> tuple[str, dict[str, Any]]:
-        clauses, params = [], {}
-        if self.harness is not None:
-            clauses.append(f"{alias}.origin in (select id from origins where harness = :harness)")
-            params["harness"] = self.harness
-        if self.block_type is not None:
-            clauses.append(f"{alias}.block_type = :block_type")
-            params["block_type"] = self.block_type
-        return (" and " + " and ".join(clauses)) if clauses else "", params
-
-
-NO_FILTERS = Filters()
-
-
 def lexical(raw: Any, query: str, *, k: int, filters: Filters) -> list[tuple[int, float]]:
-    """(rowid, bm25) of the best `k` chunks for `query`, best first (bm25: lower is better)."""
+    """(rowid, bm25) of the best `k` chunks for `query` among those `filters` admit, best
+    first (bm25: lower is better)."""
     match = fts_query(query)
     if match is None or k <= 0:
         return []
@@ -167,23 +148,32 @@ def lexical(raw: Any, query: str, *, k: int, filters: Filters) -> list[tuple[int
     return [(int(r[0]), float(r[1])) for r in rows]
 
 
+# Block types the vector leg does not search unless a filter asks for them: a tool call's
+# vector added nothing to the dev set's turn hit@5 (issue 15) and, in the fixtures, a tool call
+# describing what it looks for outranked the answer it found. They are still embedded, last
+# (store `vectors_owed` priority), for sharing: a pushed chunk carries its vector.
+LEXICAL_ONLY = ("tool_use",)
+
+
+# The deepest KNN query sqlite-vec answers (a larger `k` is an error, not a shorter list).
+KNN_MAX = 4096
+
+
 def semantic(
     raw: Any, vector: bytes, *, element: str, k: int, filters: Filters
 ) -> list[tuple[int, float]]:
-    """(rowid, distance) of the `k` nearest chunks to `vector`, nearest first."""
+    """(rowid, distance) of the `k` nearest chunks to `vector` among those `filters` admit,
+    nearest first (vec0 filters while it ranks: see funes.store.scope); block types in
+    LEXICAL_ONLY only when `filters` names one."""
     if k <= 0:
         return []
+    k = min(k, KNN_MAX)
     probe = "vec_int8(:v)" if element == "int8" else ":v"
-    clauses, params = [], {"v": vector, "k": k}
-    if filters.harness is not None:
-        clauses.append("harness = :harness")
-        params["harness"] = filters.harness
-    if filters.block_type is not None:
-        clauses.append("block_type = :block_type")
-        params["block_type"] = filters.block_type
-    extra = (" and " + " and ".join(clauses)) if clauses else ""
+    extra, params = filters.vector_sql()
+    if filters.block_type is None:  # tool calls are found by BM25 (see LEXICAL_ONLY)
+        extra += f" and block_type not in ({', '.join(repr(t) for t in LEXICAL_ONLY)})"
     sql = f"select rowid, distance from chunks_vec where embedding match {probe} and k = :k{extra}"
-    return [(int(r[0]), float(r[1])) for r in raw.execute(sql, params).fetchall()]
+    return [(int(r[0]), float(r[1])) for r in raw.execute(sql, {"v": vector, "k": k, **params})]
 
 
 def by_rowids(raw: Any, rowids: list[int]) -> dict[int, tuple[Any, ...]]:
@@ -204,6 +194,28 @@ def session_key(raw: Any, session_id: str) -> int | None:
     """The integer key of `session_id` in `sessions` (None when no chunk has it)."""
     row = raw.execute("select id from sessions where session_id = ?", (session_id,)).fetchone()
     return None if row is None else int(row[0])
+
+
+def sessions_starting(raw: Any, prefix: str, *, limit: int) -> list[str]:
+    """Up to `limit` session ids that start with `prefix` (an exact id first), in id order."""
+    rows = raw.execute(
+        """select session_id from sessions
+           where substr(session_id, 1, length(:p)) = :p and exists
+               (select 1 from chunks c where c.session = sessions.id)
+           order by session_id != :p, session_id limit :n""",
+        {"p": prefix, "n": _limit(limit)},
+    ).fetchall()
+    return [str(r[0]) for r in rows]
+
+
+def session_labels(raw: Any) -> list[tuple[str, str | None]]:
+    """(session id, stored label or None) of every session with chunks, in id order."""
+    rows = raw.execute(
+        """select session_id, label from sessions
+           where exists (select 1 from chunks c where c.session = sessions.id)
+           order by session_id"""
+    ).fetchall()
+    return [(str(r[0]), None if r[1] is None else str(r[1])) for r in rows]
 
 
 def block_keys(raw: Any, rowids: list[int]) -> dict[int, tuple[str, str, int]]:
@@ -280,14 +292,19 @@ def adjacent(
     return [tuple(r) for r in reversed(before)] + [tuple(r) for r in after]
 
 
-def turn_seq(raw: Any, *, session_id: str, turn_id: str) -> int | None:
-    """The position of turn `turn_id` in a session: stored there, or linked to the session
-    that holds it (a replayed record); None when the session has no such turn."""
+def turn_seq(
+    raw: Any, *, session_id: str, turn_id: str, filters: Filters = NO_FILTERS
+) -> int | None:
+    """The position of turn `turn_id` in a session: stored there (among chunks `filters`
+    admit), or linked to the session that holds it (a replayed record); None when the session
+    has no such turn."""
     session = session_key(raw, session_id)
     if session is None:
         return None
+    where, params = filters.sql("c")
     row = raw.execute(
-        "select seq from chunks where session = ? and turn_id = ? limit 1", (session, turn_id)
+        f"select seq from chunks c where session = :s and turn_id = :t{where} limit 1",
+        {"s": session, "t": turn_id, **params},
     ).fetchone()
     if row is None:
         row = raw.execute(
@@ -304,15 +321,22 @@ _LINKED_COLUMNS = ", ".join(
 )
 
 
-def turns_window(raw: Any, *, session_id: str, seq: int, window: int) -> list[tuple[Any, ...]]:
-    """Chunks of the turns within `window` turn positions of `seq`, in order. A position that
-    links to another session's turn (a replayed record stored once) shows that turn."""
+def turns_window(
+    raw: Any, *, session_id: str, seq: int, window: int, filters: Filters = NO_FILTERS
+) -> list[tuple[Any, ...]]:
+    """Chunks of the turns within `window` turn positions of `seq`, in order, counting and
+    showing only chunks `filters` admit. A position that links to another session's turn (a
+    replayed record stored once) shows that turn (the session filter is the window's own)."""
     session = session_key(raw, session_id)
     if session is None:
         return []
-    positions = """select seq from chunks where session = :s and seq {op} :seq
-                   union select seq from turn_links where session = :s and seq {op} :seq"""
-    args = {"s": session, "seq": seq, "n": _limit(window)}
+    where, params = filters.sql("c")
+    linked_where, linked_params = replace(filters, session=None).sql("c")
+    positions = f"""select seq from chunks c where session = :s and seq {{op}} :seq{where}
+                   union select l.seq from turn_links l
+                   join chunks c on c.session = l.holder and c.turn_id = l.turn_id
+                   where l.session = :s and l.seq {{op}} :seq{linked_where}"""
+    args = {"s": session, "seq": seq, "n": _limit(window), **params, **linked_params}
     before = raw.execute(
         f"select seq from ({positions.format(op='<')}) order by seq desc limit :n", args
     ).fetchall()
@@ -324,14 +348,14 @@ def turns_window(raw: Any, *, session_id: str, seq: int, window: int) -> list[tu
     return [
         tuple(r)
         for r in raw.execute(
-            f"""select {CHUNK_COLUMNS} from chunk_rows where session = :s
-                and seq between :low and :high
+            f"""select {CHUNK_COLUMNS} from chunk_rows c where session = :s
+                and seq between :low and :high{where}
                 union all
                 select {_LINKED_COLUMNS} from turn_links l
                 join chunk_rows c on c.session = l.holder and c.turn_id = l.turn_id
-                where l.session = :s and l.seq between :low and :high
+                where l.session = :s and l.seq between :low and :high{linked_where}
                 order by seq, block_idx, split_idx""",
-            {"s": session, "low": low, "high": high},
+            {"s": session, "low": low, "high": high, **params, **linked_params},
         )
     ]
 
@@ -363,14 +387,27 @@ def unit(raw: Any, key: str) -> tuple[Any, ...] | None:
     return None if row is None else tuple(row)
 
 
-def chunks_without_vectors(raw: Any, *, limit: int) -> list[tuple[int, str, str, str]]:
-    """(rowid, text, harness, block_type) of up to `limit` chunks that have no vector."""
+def owed_vectors(
+    raw: Any, *, limit: int, max_priority: int | None = None
+) -> list[tuple[int, str, str, str]]:
+    """(rowid, text, harness, block_type) of up to `limit` chunks owed a vector, in the order
+    they are computed: priority, then newest turn first (`vectors_owed`, schema 5)."""
+    where = "where o.priority <= :p" if max_priority is not None else ""
     rows = raw.execute(
-        """select c.rowid, c.text, c.harness, c.block_type from chunk_rows c
-           where not exists (select 1 from chunks_vec v where v.rowid = c.rowid) limit ?""",
-        (limit,),
+        f"""select c.rowid, c.text, c.harness, c.block_type from vectors_owed o
+            join chunk_rows c on c.rowid = o.rowid {where}
+            order by o.priority, o.ts desc, o.rowid limit :limit""",
+        {"p": max_priority, "limit": limit},
     ).fetchall()
     return [(int(r[0]), r[1], r[2], r[3]) for r in rows]
+
+
+def owed_counts(raw: Any) -> dict[int, int]:
+    """priority → chunks owed a vector."""
+    return {
+        int(p): int(n)
+        for p, n in raw.execute("select priority, count(*) from vectors_owed group by priority")
+    }
 
 
 def per_harness(raw: Any) -> dict[str, tuple[int, int]]:

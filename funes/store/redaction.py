@@ -129,6 +129,7 @@ def delete(raw: Any, rowids: list[int], *, vectors: bool) -> None:
         marks = ",".join("?" * len(part))
         if vectors:
             raw.execute(f"delete from chunks_vec where rowid in ({marks})", part)
+            raw.executemany("insert into vector_log (rowid) values (?)", [(r,) for r in part])
         raw.execute(f"delete from chunks where rowid in ({marks})", part)
 
 

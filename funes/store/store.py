@@ -8,23 +8,26 @@ Vectors arrive as arrays; the store never loads a model and never parses a trans
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+import logging
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from funes.chunks import Chunk, prompt_context
 from funes.errors import IncompatibleStore, StoreError
-from funes.store import queries, reconcile, redaction, writes
+from funes.store import forgetting, listing, meta, queries, reconcile, redaction, vecindex, writes
 from funes.store.db import Connection, connect, open_hint
+from funes.store.forgetting import ForgetRule
 from funes.store.handle import reads
-from funes.store.lock import writer_lock
+from funes.store.listing import SessionSummary
+from funes.store.lock import waiting_marker, writer_lock
 from funes.store.meta import VECTOR_SCALE, now_utc
 from funes.store.provenance import Keys
-from funes.store.queries import NO_FILTERS, Filters
 from funes.store.reconcile import Held
 from funes.store.rows import StoredChunk, StoreState, StoreStats, UnitRecord
 from funes.store.schema import SCHEMA_VERSION, migrate, upgrade
+from funes.store.scope import NO_FILTERS, Filters
 from funes.store.upkeep import RedactionUpkeep
 from funes.traces import printable
 
@@ -32,10 +35,14 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
+log = logging.getLogger(__name__)
+
 
 class Store(RedactionUpkeep):
     """An open memory. Not thread-safe: one Store per thread or process (`reader()` gives a
     second thread its own)."""
+
+    forgotten_refused: int = 0  # chunks `add` refused since opening: their session is forgotten
 
     # -- opening -------------------------------------------------------------------------
 
@@ -83,6 +90,8 @@ class Store(RedactionUpkeep):
         if isinstance(self._reader, Store):
             self._reader.close()
         self._reader = False
+        if self._vector_index is not None:
+            self._vector_index.close()
         self._conn.close()
 
     def reader(self) -> Store | None:
@@ -119,13 +128,56 @@ class Store(RedactionUpkeep):
     # -- writing -------------------------------------------------------------------------
 
     @contextmanager
-    def writing(self, *, wait_s: float = 0.0) -> Iterator[Store]:
-        """Hold the memory's single-writer lock. Raises StoreLocked when it is taken."""
+    def writing(
+        self,
+        *,
+        wait_s: float = 0.0,
+        announce: bool = False,
+        on_wait: Callable[[float], None] | None = None,
+    ) -> Iterator[Store]:
+        """Hold the memory's single-writer lock, waiting up to `wait_s` for another writer
+        (`on_wait(wait_s)` is told first; `announce`: asking a holder doing deferrable work
+        to let go, see `writer_waiting`). Raises StoreLocked when it stays taken."""
         if self._lock_path is None:
             yield self
             return
-        with writer_lock(self._lock_path, wait_s=wait_s):
+        with writer_lock(self._lock_path, wait_s=wait_s, announce=announce, on_wait=on_wait):
             yield self
+            self.sync_vector_index()
+
+    # -- the vector index beside a large memory (funes.store.vecindex) --------------------
+
+    vector_index_min_rows = vecindex.MIN_ROWS  # below this many vectors: sqlite-vec alone
+
+    @property
+    def vector_index_path(self) -> Path | None:
+        """The index file beside this memory (None for an in-memory database)."""
+        return None if str(self.path) == ":memory:" else vecindex.path_for(Path(self.path))
+
+    def _vector_expect(self) -> vecindex.Expect | None:
+        memory = self._meta.get("memory_id")
+        if memory is None or self.model_id is None or self.vector_element != "int8":
+            return None
+        return vecindex.Expect(
+            memory, self.model_id, self.dim or 0, float(self._meta.get("vector_scale", 0)), 0
+        )
+
+    def sync_vector_index(self) -> str:
+        """Bring the index file beside this memory up to its vector log (writers, on letting
+        go of the memory). Never raises: a file it cannot write is left for a reader to skip
+        (it falls back to sqlite-vec) and the next writer to rebuild. Returns what it did."""
+        path, expect = self.vector_index_path, self._vector_expect()
+        if path is None or expect is None or not self._conn.vectors:
+            return "none"
+        try:
+            return vecindex.sync(self._raw, path, expect, min_rows=self.vector_index_min_rows)
+        except (OSError, ValueError, self._conn.module.Error) as exc:
+            log.warning("vector index %s not updated: %s", path, exc)
+            return "failed"
+
+    def writer_waiting(self) -> bool:
+        """Whether another writer is waiting for this memory's lock (and announced it)."""
+        return self._lock_path is not None and waiting_marker(self._lock_path).exists()
 
     def existing_ids(self, ids: Sequence[str]) -> set[str]:
         """The subset of chunk `ids` already stored."""
@@ -140,8 +192,10 @@ class Store(RedactionUpkeep):
     ) -> int:
         """Store chunks (and their vectors, row i ↔ chunks[i]) in one transaction.
 
-        Chunks whose id is already stored are skipped. Returns how many were written.
+        Chunks whose id is already stored are skipped, and chunks of forgotten sessions
+        refused (`forgotten_refused` counts them). Returns how many were written.
         """
+        chunks = list(chunks)  # read twice (the forgotten check, then the inserts)
         if not chunks:
             return 0
         blobs = (
@@ -158,8 +212,14 @@ class Store(RedactionUpkeep):
             if self.state() is StoreState.EMPTY:
                 redaction.set_floor(self._raw, redaction_version)
             keys = Keys(self._raw)
+            refused = self._refuse_forgotten(chunks)
             for i, c in enumerate(chunks):
-                rowid = writes.insert_chunk(self._raw, keys, c, redaction_version=redaction_version)
+                if c.session_id in refused:
+                    self.forgotten_refused += 1
+                    continue
+                rowid = writes.insert_chunk(
+                    self._raw, keys, c, redaction_version=redaction_version, owed=blobs is None
+                )
                 if rowid is None:
                     continue
                 written += 1
@@ -169,6 +229,82 @@ class Store(RedactionUpkeep):
             if lowered:
                 redaction.set_floor(self._raw, redaction_version)
         return written
+
+    @reads
+    def forgotten_among(self, chunks: Sequence[Chunk]) -> tuple[set[str], set[str]]:
+        """(session ids among `chunks` that are forgotten, those a forget rule catches now)."""
+        if not self._has_schema:
+            return set(), set()
+        dead = forgetting.tombstones(self._raw, (c.session_id for c in chunks))
+        caught = {
+            c.session_id
+            for c in chunks
+            if c.session_id not in dead.sessions
+            and any(rule.matches(c.ts, c.cwd, c.workdir) for rule in dead.rules)
+        }
+        return dead.sessions, caught
+
+    def _refuse_forgotten(self, chunks: Sequence[Chunk]) -> set[str]:
+        """The session ids among `chunks` that must not be stored: forgotten ones, and those a
+        forget rule catches now (tombstoned here, and any chunk of them already stored goes),
+        inside the caller's transaction (funes.store.forgetting)."""
+        refused, caught = self.forgotten_among(chunks)
+        if caught:
+            forgetting.record(self._raw, "session", sorted(caught), at=now_utc())
+            forgetting.delete_sessions(
+                self._raw, sorted(caught), vectors=self._conn.vectors and self.model_id is not None
+            )
+        return refused | caught
+
+    def forget(self, session_ids: Sequence[str], *, rule: ForgetRule | None = None) -> int:
+        """One transaction: tombstone `session_ids` (and `rule`, which later writes check),
+        delete their chunks, vectors and FTS rows. Returns chunks deleted. The freed text is
+        then purged from free pages and the WAL (`purge_freed_text`)."""
+        at = now_utc()
+        with self._tx():
+            forgetting.record(self._raw, "session", session_ids, at=at)
+            if rule is not None:
+                forgetting.record(self._raw, "rule", [rule.encode()], at=at)
+            deleted = forgetting.delete_sessions(
+                self._raw, session_ids, vectors=self._conn.vectors and self.model_id is not None
+            )
+        self.purge_freed_text()
+        return deleted
+
+    @reads
+    def sessions_matching(self, rule: ForgetRule) -> list[str]:
+        """Ids of the stored sessions `rule` forgets."""
+        return forgetting.sessions_matching(self._raw, rule) if self._has_schema else []
+
+    @reads
+    def session_chunk_ids(self, session_ids: Sequence[str]) -> dict[str, list[str]]:
+        """The chunk ids of each session (sessions without chunks absent)."""
+        rows = forgetting.session_chunks(self._raw, list(session_ids))
+        return {sid: [cid for _, cid in found] for sid, found in rows.items()}
+
+    def note_forgotten_copies(self, copies: Sequence[tuple[str, str, int]]) -> None:
+        """Remember (session id, remote label, chunks) of forgotten sessions still on remotes."""
+        with self._tx():
+            forgetting.note_copies(self._raw, copies)
+
+    def drop_forgotten_copies(self, remote: str) -> None:
+        """`remote` holds no forgotten session any more."""
+        with self._tx():
+            forgetting.drop_copies(self._raw, remote)
+
+    @reads
+    def forgotten_copies(self) -> dict[str, tuple[int, int]]:
+        """remote label → (forgotten sessions it still holds, their chunks there)."""
+        return forgetting.copies(self._raw) if self._has_schema else {}
+
+    @reads
+    def forgotten(self) -> tuple[list[str], list[ForgetRule]]:
+        """(forgotten session ids, the forget rules that later writes check)."""
+        if not self._has_schema:
+            return [], []
+        _, values = forgetting.summary(self._raw)
+        rules = [r for r in map(ForgetRule.decode, values) if r is not None]
+        return forgetting.forgotten_sessions(self._raw), rules
 
     # -- re-reading a unit (funes.ingest.reconcile decides, these read and write) ---------
 
@@ -255,16 +391,42 @@ class Store(RedactionUpkeep):
             for session_id, turn_ids in unlinks:
                 reconcile.unlink(self._raw, session_id=session_id, turn_ids=list(turn_ids))
 
-    def chunks_without_vectors(self, *, limit: int) -> list[tuple[int, str, str, str]]:
-        """(rowid, text, harness, block_type) of up to `limit` chunks that have no vector."""
+    def owed_vectors(
+        self, *, limit: int, max_priority: int | None = None
+    ) -> list[tuple[int, str, str, str]]:
+        """(rowid, text, harness, block_type) of up to `limit` chunks owed a vector, highest
+        priority and newest first (funes.store.schema OWED_PRIORITY); [] when this memory or
+        process cannot hold vectors. The first call on a memory indexed before owed vectors
+        were tracked fills the record once (one scan)."""
         if not self._conn.vectors or self.model_id is None:
             return []
-        return queries.chunks_without_vectors(self._raw, limit=limit)
+        self._settle_owed()
+        return queries.owed_vectors(self._raw, limit=limit, max_priority=max_priority)
+
+    @reads
+    def owed_counts(self) -> dict[int, int] | None:
+        """priority → chunks owed a vector; None while a memory indexed before they were
+        tracked has not been counted yet (its first index run does it)."""
+        if not self._has_schema:
+            return {}
+        if "owed_scan" in meta.read(self._raw):
+            return None
+        return queries.owed_counts(self._raw)
+
+    @reads
+    def owed_total(self) -> int:
+        """Chunks owed a vector (0 while not counted yet, see owed_counts)."""
+        return sum((self.owed_counts() or {}).values())
+
+    def _settle_owed(self) -> None:
+        if "owed_scan" in meta.read(self._raw):
+            with self._tx():
+                writes.settle_owed(self._raw, vector_table=self.model_id is not None)
 
     def add_vectors(
         self, rows: Sequence[tuple[int, str, str, str]], vectors: NDArray[np.float32]
     ) -> None:
-        """Store vectors for chunks listed by `chunks_without_vectors` (row i ↔ vectors[i])."""
+        """Store vectors for chunks listed by `owed_vectors` (row i ↔ vectors[i])."""
         blobs = self._vector_bytes(vectors)
         with self._tx():
             for (rowid, _, harness, block_type), blob in zip(rows, blobs, strict=True):
@@ -315,13 +477,32 @@ class Store(RedactionUpkeep):
     def semantic(
         self, vector: NDArray[np.float32], *, k: int, filters: Filters = NO_FILTERS
     ) -> list[tuple[int, float]]:
-        """(rowid, distance) nearest first; [] when this memory or process has no vectors."""
+        """(rowid, distance) nearest first, at most `k` (and at most what sqlite-vec's KNN
+        accepts: queries.KNN_MAX); [] when this memory or process has no vectors."""
         if not self._conn.vectors or self.model_id is None:
             return []
         blob = self._vector_bytes(vector.reshape(1, -1))[0]
+        if filters == NO_FILTERS and (found := self._indexed_search(blob, k)) is not None:
+            return found
         return queries.semantic(
-            self._raw, blob, element=self.vector_element or "float", k=k, filters=filters
+            self._raw,
+            blob,
+            element=self.vector_element or "float",
+            k=k,
+            filters=filters,
         )
+
+    def _indexed_search(self, blob: bytes, k: int) -> list[tuple[int, float]] | None:
+        """The vector index's answer (funes.store.vecindex), None when it has none."""
+        path, expect = self.vector_index_path, self._vector_expect()
+        if path is None or expect is None or not path.exists():
+            return None
+        if self._vector_index is None:
+            self._vector_index = vecindex.Reader(path)
+        import numpy as np
+
+        query = np.frombuffer(blob, dtype=np.int8)
+        return self._vector_index.search(self._raw, expect, query, k)
 
     @reads
     def document_frequencies(self, terms: Sequence[str]) -> tuple[int, list[int]]:
@@ -362,6 +543,27 @@ class Store(RedactionUpkeep):
         }
 
     @reads
+    def sessions_starting(self, prefix: str, *, limit: int = 10) -> list[str]:
+        """Up to `limit` ids of sessions with chunks whose id starts with `prefix`."""
+        if not self._has_schema:
+            return []
+        return queries.sessions_starting(self._raw, prefix, limit=limit)
+
+    @reads
+    def session_labels(self) -> list[tuple[str, str | None]]:
+        """(session id, stored label or None) of every session with chunks."""
+        return queries.session_labels(self._raw) if self._has_schema else []
+
+    @reads
+    def session_summaries(
+        self, filters: Filters = NO_FILTERS, *, prompt: str | None = None, limit: int, offset: int
+    ) -> tuple[int, list[SessionSummary]]:
+        """(sessions matching, one page of them) newest first (funes.store.listing)."""
+        if not self._has_schema:
+            return 0, []
+        return listing.summaries(self._raw, filters, prompt=prompt, limit=limit, offset=offset)
+
+    @reads
     def block_keys(self, rowids: Sequence[int]) -> dict[int, tuple[str, str, int]]:
         """(session_id, turn_id, block_idx) of each chunk, keyed by rowid (missing are absent)."""
         return queries.block_keys(self._raw, list(rowids))
@@ -395,13 +597,16 @@ class Store(RedactionUpkeep):
         return [StoredChunk.from_row(r) for r in rows]
 
     @reads
-    def turns_around(self, session_id: str, turn_id: str, window: int) -> list[StoredChunk]:
-        """Chunks of the turn and of the `window` turns on each side, in order ([] when absent)."""
-        seq = queries.turn_seq(self._raw, session_id=session_id, turn_id=turn_id)
+    def turns_around(
+        self, session_id: str, turn_id: str, window: int, *, filters: Filters = NO_FILTERS
+    ) -> list[StoredChunk]:
+        """Chunks of the turn and of the `window` turns on each side, in order ([] when absent);
+        with `filters`, only chunks they admit (the named turn too)."""
+        seq = queries.turn_seq(self._raw, session_id=session_id, turn_id=turn_id, filters=filters)
         if seq is None:
             return []
         rows = queries.turns_window(
-            self._raw, session_id=session_id, seq=seq, window=max(window, 0)
+            self._raw, session_id=session_id, seq=seq, window=max(window, 0), filters=filters
         )
         return [StoredChunk.from_row(r) for r in rows]
 

@@ -45,7 +45,7 @@ class RedactionUpkeep(StoreHandle):
         """One transaction: set new texts (`updates[i]` ↔ `vectors[i]`, replacing old vectors),
         delete the `drop` chunks (and their vectors), and record `redaction_version` on the
         rewritten and on the `passed` (scanned clean) chunks. FTS follows via triggers. Without
-        `vectors`, a rewritten chunk loses its old vector (`chunks_without_vectors` lists it)."""
+        `vectors`, a rewritten chunk loses its old vector and is owed one (`owed_vectors`)."""
         has_vec = self._conn.vectors and self.model_id is not None
         blobs = self._vector_bytes(vectors) if vectors is not None and has_vec else None
         meta = (

@@ -11,6 +11,7 @@ from typing import Any
 
 from funes.chunks import Chunk
 from funes.store.provenance import Keys
+from funes.store.schema import OWED_LAST, OWED_PRIORITY, owed_priority_sql
 
 
 def existing_ids(raw: Any, ids: Sequence[str]) -> set[str]:
@@ -25,8 +26,12 @@ def existing_ids(raw: Any, ids: Sequence[str]) -> set[str]:
     return found
 
 
-def insert_chunk(raw: Any, keys: Keys, chunk: Chunk, *, redaction_version: int) -> int | None:
-    """Insert one chunk unless its id is stored; its rowid when written, else None."""
+def insert_chunk(
+    raw: Any, keys: Keys, chunk: Chunk, *, redaction_version: int, owed: bool = True
+) -> int | None:
+    """Insert one chunk unless its id is stored; its rowid when written, else None.
+
+    `owed`: its vector is not written with it, so it is recorded in `vectors_owed`."""
     c = chunk
     origin = (
         c.harness.value, c.workdir, c.cwd, c.git_branch, c.host, c.source_path,
@@ -55,7 +60,15 @@ def insert_chunk(raw: Any, keys: Keys, chunk: Chunk, *, redaction_version: int) 
             redaction_version,
         ),
     )
-    return int(cur.lastrowid) if cur.rowcount == 1 else None
+    if cur.rowcount != 1:
+        return None
+    rowid = int(cur.lastrowid)
+    if owed:
+        raw.execute(
+            "insert or replace into vectors_owed (rowid, priority, ts) values (?, ?, ?)",
+            (rowid, OWED_PRIORITY.get(c.block_type.value, OWED_LAST), c.ts),
+        )
+    return rowid
 
 
 def insert_vector(
@@ -67,10 +80,48 @@ def insert_vector(
         f"insert into chunks_vec (rowid, embedding, harness, block_type) values (?, {wrap}, ?, ?)",
         (rowid, blob, harness, block_type),
     )
+    raw.execute("delete from vectors_owed where rowid = ?", (rowid,))
+    log_vectors(raw, [rowid])
 
 
 def delete_vector(raw: Any, rowid: int) -> None:
+    """Drop the vector of chunk `rowid`; the chunk (when stored) is owed one again."""
     raw.execute("delete from chunks_vec where rowid = ?", (rowid,))
+    owe(raw, [rowid])
+    log_vectors(raw, [rowid])
+
+
+def log_vectors(raw: Any, rowids: Sequence[int]) -> None:
+    """Record that the vectors of `rowids` changed (written or dropped): schema 6's
+    `vector_log`, which the auxiliary vector index catches up from (funes.store.vecindex)."""
+    raw.executemany("insert into vector_log (rowid) values (?)", [(r,) for r in rowids])
+
+
+def owe(raw: Any, rowids: Sequence[int]) -> None:
+    """Record stored chunks `rowids` as owing a vector (rowids not stored are ignored)."""
+    for start in range(0, len(rowids), 500):
+        part = list(rowids[start : start + 500])
+        marks = ",".join("?" * len(part))
+        raw.execute(
+            f"""insert or replace into vectors_owed (rowid, priority, ts)
+                select rowid, {owed_priority_sql()}, ts from chunks where rowid in ({marks})""",
+            part,
+        )
+
+
+def settle_owed(raw: Any, *, vector_table: bool) -> None:
+    """The one-time fill of `vectors_owed` for a memory indexed before it existed: every chunk
+    without a vector (every chunk, when the memory has no vector table yet)."""
+    missing = (
+        "where not exists (select 1 from chunks_vec v where v.rowid = c.rowid)"
+        if vector_table
+        else ""
+    )
+    raw.execute(
+        f"""insert or ignore into vectors_owed (rowid, priority, ts)
+            select c.rowid, {owed_priority_sql("c.block_type")}, c.ts from chunks c {missing}"""
+    )
+    raw.execute("delete from meta where key = 'owed_scan'")
 
 
 def upsert_unit(

@@ -8,6 +8,7 @@ fixtures/<agent>/, and its installer in installers/.
 from __future__ import annotations
 
 from funes.traces.agents import AGENTS, Agent, AgentHomes, installable
+from funes.traces.checkout import checkout_identities, repo_identity
 from funes.traces.discover import discover, sources_for_path
 from funes.traces.hermes import names_session
 from funes.traces.labels import MAX_LABEL, short_id
@@ -23,9 +24,11 @@ from funes.traces.model import (
     normalize_ts,
     parse_ts,
     printable,
+    quote_passage,
     strip_terminal_controls,
     workdir_facet,
 )
+from funes.traces.parquet import ParquetSource
 from funes.traces.source import ReadStats, TraceSource, Unit
 
 __all__ = [
@@ -36,12 +39,14 @@ __all__ = [
     "Block",
     "BlockType",
     "Harness",
+    "ParquetSource",
     "ReadStats",
     "Role",
     "ToolStatus",
     "TraceSource",
     "Turn",
     "Unit",
+    "checkout_identities",
     "clean_text",
     "discover",
     "installable",
@@ -50,6 +55,8 @@ __all__ = [
     "normalize_ts",
     "parse_ts",
     "printable",
+    "quote_passage",
+    "repo_identity",
     "short_id",
     "sources_for_path",
     "strip_terminal_controls",

@@ -51,6 +51,9 @@ class Agent:
     watch_recursive: bool = True  # its session folders nest (`funes watch` observes subfolders)
     installer: str | None = None  # its module in installers/ (None: funes cannot be added)
     hook_events: Mapping[str, bool] = field(default_factory=dict)  # event → asks for a sweep
+    # session boundaries: after these hook events a memory the agent is bound to is published
+    # (the session ended, or a new one started: a catch-up for an end whose hook never ran)
+    publish_events: tuple[str, ...] = ()
 
     def make(self, homes: AgentHomes) -> TraceSource:
         """The source over this agent's home on this machine."""
@@ -96,6 +99,7 @@ AGENTS: dict[Harness, Agent] = {
                 "SessionEnd": False,
                 "SessionStart": True,
             },
+            publish_events=("SessionEnd", "SessionStart"),
         ),
         Agent(
             Harness.CODEX,
@@ -109,6 +113,7 @@ AGENTS: dict[Harness, Agent] = {
             session_dirs=("sessions", "archived_sessions"),
             installer="codex",
             hook_events={"agent-turn-complete": False, "Stop": False, "SessionStart": True},
+            publish_events=("SessionStart",),  # `codex exec` does not run SessionEnd reliably
         ),
         Agent(
             Harness.PI,
@@ -122,6 +127,7 @@ AGENTS: dict[Harness, Agent] = {
             session_dirs=("sessions",),
             installer="pi",
             hook_events={"agent_end": False, "session_shutdown": False, "session_start": True},
+            publish_events=("session_shutdown", "session_start"),
         ),
         Agent(
             Harness.HERMES,
@@ -141,6 +147,7 @@ AGENTS: dict[Harness, Agent] = {
                 "on_session_finalize": False,
                 "on_session_start": True,
             },
+            publish_events=("on_session_finalize", "on_session_start"),
         ),
         Agent(
             Harness.PARQUET,

@@ -121,6 +121,24 @@ def clean_text(text: str, *, max_chars: int = MAX_BLOCK_CHARS) -> str:
     return text
 
 
+# Everything a reader may take for a line break: Python's str.splitlines() and Unicode
+# terminals also break at U+2028/U+2029 (and at the C1 NEL, which strip_terminal_controls drops).
+_LINE_BREAK = re.compile("\n|\u2028|\u2029")
+QUOTE = "> "  # the prefix of every line of stored text in funes' line-oriented outputs
+
+
+def quote_passage(text: str) -> str:
+    """Stored text as quoted data: every line prefixed `> ` (an empty line becomes `>`).
+
+    Terminal controls are stripped first (a carriage return becomes a line break). The result
+    never contains a line that does not start with `>`, so in an output whose structure lines
+    (headers, `→ get` lines, separators, prompt boundaries) never start with `>`, a passage
+    cannot pose as structure, whatever it holds. U+2028 and U+2029 count as line breaks.
+    """
+    lines = _LINE_BREAK.split(strip_terminal_controls(text))
+    return "\n".join(QUOTE + line if line else QUOTE.rstrip() for line in lines)
+
+
 _UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f\ud800-\udfff]")
 
 

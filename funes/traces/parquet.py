@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -34,30 +35,44 @@ _TS_KEYS = ("timestamp", "created_at", "ts", "sent_at")
 
 
 class ParquetSource:
-    """Agent-traces Parquet files: explicit files, or every `*.parquet` under a directory."""
+    """Agent-traces Parquet files: explicit files, or every `*.parquet` under a directory.
+
+    `named=(root, base)` keys the files under `root` as `base/<path under root>` instead of
+    by their location (a Hub dataset's files sit in an HF cache folder named after the commit;
+    keyed `hf://datasets/org/repo/<file>`, a file unchanged by a later commit, the same cached
+    blob, is not read again), and records that name as each turn's source path.
+    """
 
     harness = Harness.PARQUET
 
-    def __init__(self, paths: Iterable[Path] = ()) -> None:
+    def __init__(self, paths: Iterable[Path] = (), named: tuple[Path, str] | None = None) -> None:
         self.paths = tuple(paths)
+        self.named = named
 
     def units(self) -> Iterable[Unit]:
         for root in self.paths:
             files = [root] if root.is_file() else walk_files(root, "*.parquet")
             for path in files:
                 unit = file_unit(path, self.harness)
+                if unit is not None and self.named is not None:
+                    base, name = self.named
+                    unit = replace(unit, key=f"{name}/{path.relative_to(base).as_posix()}")
                 if unit is not None:
                     yield unit
 
     def read(self, unit: Unit, stats: ReadStats) -> Iterator[Turn]:
-        return read_parquet_file(unit.path, stats)
+        source = unit.key if self.named is not None else None
+        return read_parquet_file(unit.path, stats, source_path=source)
 
     def unit_for_hook(self, payload: Mapping[str, object]) -> Unit | None:
         return None  # imports are explicit; no agent hook points at a parquet file
 
 
-def read_parquet_file(path: Path, stats: ReadStats) -> Iterator[Turn]:
-    """Turns of every session row of one agent-traces Parquet file, row by row.
+def read_parquet_file(
+    path: Path, stats: ReadStats, *, source_path: str | None = None
+) -> Iterator[Turn]:
+    """Turns of every session row of one agent-traces Parquet file, row by row
+    (`source_path`: what turns record as their source, default the file's path).
 
     Raises OSError when the file cannot be opened or is not Parquet.
     """
@@ -76,7 +91,7 @@ def read_parquet_file(path: Path, stats: ReadStats) -> Iterator[Turn]:
     try:
         for batch in pf.iter_batches(batch_size=_BATCH_ROWS, columns=columns):
             for row in batch.to_pylist():
-                yield from _row_turns(row, path, stats)
+                yield from _row_turns(row, source_path or str(path), stats)
     except pa.ArrowException as exc:
         stats.corrupt_records += 1
         stats.notes.append(
@@ -84,7 +99,7 @@ def read_parquet_file(path: Path, stats: ReadStats) -> Iterator[Turn]:
         )
 
 
-def _row_turns(row: Mapping[str, Any], path: Path, stats: ReadStats) -> Iterator[Turn]:
+def _row_turns(row: Mapping[str, Any], source: str, stats: ReadStats) -> Iterator[Turn]:
     session_id = row.get("session_id")
     messages = row.get("messages")
     if not isinstance(session_id, str) or not session_id.strip() or not isinstance(messages, list):
@@ -117,7 +132,7 @@ def _row_turns(row: Mapping[str, Any], path: Path, stats: ReadStats) -> Iterator
             ts=_message_ts(message) or sent_at,
             role=role,
             blocks=blocks,
-            source_path=str(path),
+            source_path=source,
             cwd=cwd,
             host=host,
         )

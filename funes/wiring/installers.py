@@ -11,16 +11,18 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import sys
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
 from funes.errors import AgentError, UsageError
-from funes.memory import MemoryKind, Runtime, parse_memory
+from funes.memory import MemoryKind, MemoryRef, Runtime, parse_memory
 from funes.paths import PRIVATE_FILE, bundled, ensure_private_dir
 from funes.settings import DEFAULT_RERANKER
 from funes.traces import AGENTS, Harness, installable
+from funes.wiring import launcher
 
 PACKAGE = "_funes_installers"
 
@@ -34,6 +36,7 @@ class AgentChanges:
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     hook_installed: bool = False  # the hook script copy was (re)written
+    created: list[str] = field(default_factory=list)  # of `changed`, files that did not exist
 
 
 @dataclass(slots=True)
@@ -74,21 +77,27 @@ def installer(harness: Harness) -> ModuleType:
     return importlib.import_module(f"{PACKAGE}.{AGENTS[harness].installer}")
 
 
-def context(rt: Runtime, harness: Harness, memory: str | None = None) -> Any:
-    """The installer's Context for this machine (memory as given to `funes add`)."""
+def context(rt: Runtime, harness: Harness, memory: str | MemoryRef | None = None) -> Any:
+    """The installer's Context for this machine (memory as given to `funes add`, or parsed).
+
+    A local memory file binds the hooks (they index into it) and the MCP server; a shared
+    memory (a Hub dataset, a shared directory) binds the MCP server only: the hooks index into
+    the local memory, which is published to it at session boundaries.
+    """
     make_context = installer(harness).Context
     bound = memory_path = None
     if memory is not None:
-        ref = parse_memory(memory, rt)
+        ref = memory if isinstance(memory, MemoryRef) else parse_memory(memory, rt)
         if ref.kind is MemoryKind.PATH:
             assert ref.path is not None
             bound = memory_path = str(ref.path.resolve())
-        elif ref.kind is MemoryKind.REMOTE:
+        elif ref.shared:
             bound = ref.label
     return make_context(
         agent_home=rt.homes.of(harness),
         user_home=rt.homes.home,
-        python=sys.executable,
+        python=launcher.command_python(rt),
+        running=sys.executable,
         hook=rt.paths.installed_hook,
         spool=rt.paths.spool,
         backups=rt.paths.backups,
@@ -111,25 +120,55 @@ def settings_env(rt: Runtime) -> dict[str, str]:
         env["FUNES_EMBEDDER"] = rt.models.embedder
     if rt.models.reranker != DEFAULT_RERANKER:
         env["FUNES_RERANKER"] = rt.models.reranker
+    if rt.models.model_path:
+        env["FUNES_MODEL_PATH"] = os.pathsep.join(rt.models.model_path)
     env.update(rt.paths.hub_env)
+    if rt.paths.model_cache is not None:
+        env["FUNES_MODEL_CACHE"] = str(rt.paths.model_cache)
     return env
 
 
+HOOK_MODULE = "funes_hook.py"  # the hook the launcher imports (hooks/enqueue.py)
+
+
 def install_hook_script(rt: Runtime) -> bool:
-    """Copy hooks/enqueue.py to the data dir when missing or different. True when written."""
-    source = bundled("hooks") / "enqueue.py"
+    """Copy the hook (hooks/enqueue.py, the launcher agents run, and hooks/funes_hook.py, the
+    hook it imports) into the data dir when missing or different. True when written."""
+    folder = bundled("hooks")
     target = rt.paths.installed_hook
-    data = source.read_bytes()
-    if target.exists() and target.read_bytes() == data:
+    files = {target: (folder / "enqueue.py").read_bytes()}
+    files[target.with_name(HOOK_MODULE)] = (folder / HOOK_MODULE).read_bytes()
+    if all(path.exists() and path.read_bytes() == data for path, data in files.items()):
         return False
     rt.paths.ensure()
     ensure_private_dir(target.parent)
-    tmp = target.with_suffix(".tmp")
-    tmp.write_bytes(data)
-    tmp.chmod(PRIVATE_FILE)
-    tmp.replace(target)
+    # the module first: a launcher never runs beside an older hook module
+    for path, data in sorted(files.items(), key=lambda item: item[0] == target):
+        tmp = path.with_suffix(".tmp")
+        tmp.write_bytes(data)
+        tmp.chmod(PRIVATE_FILE)
+        tmp.replace(path)
     ensure_private_dir(rt.paths.spool)
     return True
+
+
+def remove_hook_script(rt: Runtime) -> list[str]:
+    """Delete the installed hook (launcher, module, its bytecode cache); the paths removed."""
+    hook = rt.paths.installed_hook
+    removed: list[str] = []
+    for path in (hook, hook.with_name(HOOK_MODULE)):
+        if path.exists():
+            path.unlink()
+            removed.append(str(path))
+    cache = hook.parent / "__pycache__"
+    if cache.is_dir():
+        for pyc in cache.glob(HOOK_MODULE.removesuffix(".py") + ".*.pyc"):
+            pyc.unlink(missing_ok=True)
+        if not any(cache.iterdir()):
+            cache.rmdir()
+    if hook.parent.is_dir() and not any(hook.parent.iterdir()):
+        hook.parent.rmdir()
+    return removed
 
 
 def call(harness: Harness, verb: str, ctx: Any) -> Any:

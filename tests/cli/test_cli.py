@@ -8,12 +8,13 @@ import os
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from support.claude import conversation, write_session
+from support.cli import Ran, funes
 
 from funes.paths import Paths
 from funes.store import Store
@@ -32,48 +33,6 @@ PAIRS = [
         "Done: rows are now written in batches of 5000 through a generator, peak RSS dropped to 180 MB.",
     ),
 ]
-
-
-def funes(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    out = subprocess.run(
-        [sys.executable, "-m", "funes", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=os.environ.copy(),
-    )
-    if check:
-        assert out.returncode == 0, out.stderr
-    return out
-
-
-@dataclass(frozen=True)
-class Ran:
-    returncode: int
-    stdout: str
-    stderr: str
-
-
-@pytest.fixture
-def run(capsys: pytest.CaptureFixture[str]) -> Callable[..., Ran]:
-    """`funes ARGS` in this process, through main() (the CLI's one error boundary)."""
-    import logging
-
-    from funes.cli import main
-
-    def invoke(*args: str) -> Ran:
-        root = logging.getLogger()
-        handlers, level = root.handlers[:], root.level
-        try:
-            with pytest.raises(SystemExit) as done:
-                main(list(args))
-        finally:
-            root.handlers[:], root.level = handlers, level
-        out = capsys.readouterr()
-        code = done.value.code
-        return Ran(code if isinstance(code, int) else 1, out.out, out.err)
-
-    return invoke
 
 
 def test_index_recall_get_round_trip_with_provenance(isolated_env: Path) -> None:
@@ -143,15 +102,52 @@ def test_a_query_of_only_punctuation_answers_no_results(isolated_env: Path) -> N
     assert out.stdout == "no results\n"
 
 
-def test_index_while_another_writer_holds_the_memory_exits_75(isolated_env: Path) -> None:
+def test_index_while_another_writer_holds_the_memory_past_its_wait_exits_75(
+    isolated_env: Path,
+) -> None:
     write_session(isolated_env, conversation(PAIRS))
     paths = Paths.resolve().ensure()
     store = Store.open(paths.memory_db, lock_path=paths.lock_file)
     with store.writing():
-        out = funes("index", check=False)
+        out = funes("index", "--wait", "1", check=False)
     store.close()
     assert out.returncode == 75
-    assert "another funes process is writing" in out.stderr
+    assert "waiting up to 1 s" in out.stderr
+    assert "another funes process is writing to this memory (waited 1 s)" in out.stderr
+
+
+def test_index_waits_for_a_hook_worker_holding_the_memory_then_indexes(isolated_env: Path) -> None:
+    """A manual index that finds the writer lock taken waits (default ~30 s), saying so."""
+    import threading
+
+    write_session(isolated_env, conversation(PAIRS))
+    paths = Paths.resolve().ensure()
+    store = Store.open(paths.memory_db, lock_path=paths.lock_file)
+    holding, release = threading.Event(), threading.Event()
+
+    def worker() -> None:
+        with store.writing():
+            holding.set()
+            release.wait(60)
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    holding.wait(10)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "funes", "index"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=os.environ.copy(),
+    )
+    time.sleep(3)  # the index is waiting now
+    assert proc.poll() is None
+    release.set()
+    thread.join()
+    store.close()
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    assert "waiting up to 30 s for it" in err and "indexed 4 new chunks" in err
 
 
 def test_status_counts_sessions_and_points_at_the_next_step(isolated_env: Path) -> None:
@@ -285,8 +281,25 @@ def test_scrub_without_a_memory_says_so_and_creates_none(
 def test_add_and_remove_notes_are_not_hard_wrapped_when_stderr_is_a_pipe(
     isolated_env: Path,
 ) -> None:
+    (isolated_env / ".claude").mkdir()
     added = funes("add", "claude", "--no-index")
     note = next(x for x in added.stderr.splitlines() if "note:" in x)
     assert note.rstrip().endswith("without them"), note  # one line, not wrapped at 80
     removed = funes("remove", "claude")
     assert all(len(x) < 200 for x in removed.stderr.splitlines())
+
+
+def test_add_off_a_terminal_builds_the_first_index_prose_first(isolated_env: Path) -> None:
+    """Issue 15: `funes add` from a script builds the same budgeted first index as at a
+    terminal (it used to print a hint and leave the memory empty): every chunk stored, prose
+    embedded before tool calls and output, the rest owed to later runs and turns."""
+    write_session(isolated_env, conversation(PAIRS))
+    added = funes("add", "claude")  # stdin and stderr are pipes here
+    assert "indexed 4 chunks" in added.stderr, added.stderr
+    with Store.open(Paths.resolve().memory_db, readonly=True) as store:
+        assert store.stats().chunks == 4
+        have = store.raw.execute("select count(*) from chunks_vec").fetchone()[0]
+        assert have + store.owed_total() == 4
+        hits = funes("recall", "export dying OOM").stdout
+    assert "OOM-killed" in hits
+    funes("remove", "claude")

@@ -101,9 +101,10 @@ def test_the_prompt_carries_the_question_every_passage_with_its_ids_and_the_cita
     )
     assert "assistant tool_result Bash, score 0.420" in prompt
     context = next(
-        line for line in prompt.splitlines() if line.startswith("  (context, user text seq2: ")
+        line for line in prompt.splitlines() if line.startswith("> ~ context, user text seq2: ")
     )
-    assert len(context) < 360  # neighbors are previews, not whole chunks
+    assert len(context) < 360  # neighbors are previews, not whole chunks, quoted like passages
+    assert "> We chose WAL mode" in prompt  # passage text is quoted data
     assert not prompt.startswith(("<", "-"))  # neither a wrapper the agents strip nor a flag
 
 

@@ -30,17 +30,28 @@ from funes.store.lock import writer_lock
 
 
 def memory_rows(db: Path) -> tuple[set[str], int, int, int]:
-    """(chunk ids, chunk rows, FTS rows, vector rows) of a memory."""
+    """(chunk ids, chunk rows, FTS rows, vector rows + chunks recorded as owing one) of a memory.
+
+    A worker embeds a bounded slice per drain, so a chunk may still owe its vector; it must
+    then be recorded in `vectors_owed`, never both embedded and owed, never an orphan."""
     store = Store.open(db, readonly=True)
     try:
         ids = [r[0] for r in store.raw.execute("select id from chunks")]
         fts = store.raw.execute("select count(*) from chunks_fts").fetchone()[0]
-        vec = (
-            store.raw.execute("select count(*) from chunks_vec").fetchone()[0]
-            if store.vectors_available
-            else -1
-        )
-        return set(ids), len(ids), int(fts), int(vec)
+        if not store.vectors_available:
+            return set(ids), len(ids), int(fts), -1
+        raw = store.raw
+        both = raw.execute(
+            "select count(*) from vectors_owed o join chunks_vec v on v.rowid = o.rowid"
+        ).fetchone()[0]
+        orphans = raw.execute(
+            "select count(*) from vectors_owed o where not exists "
+            "(select 1 from chunks c where c.rowid = o.rowid)"
+        ).fetchone()[0]
+        assert both == 0 and orphans == 0
+        vec = raw.execute("select count(*) from chunks_vec").fetchone()[0]
+        owed = raw.execute("select count(*) from vectors_owed").fetchone()[0]
+        return set(ids), len(ids), int(fts), int(vec) + int(owed)
     finally:
         store.close()
 
@@ -230,7 +241,7 @@ def test_funes_spool_status_and_funes_status_show_each_agents_hook(
     from funes.commands import run_add
     from funes.wiring import agent_harness
 
-    run_add(rt, agent_harness("claude"))
+    run_add(rt, agent_harness("claude"), force=True)
     spool = Spool(rt.paths.spool)
     fire_hook(rt.paths.spool, {"session_id": "nowhere"}, worker=False)
     name = spool.pending()[0]

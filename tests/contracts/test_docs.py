@@ -17,7 +17,12 @@ INTERNAL = {"spool drain"}  # hidden: started by hooks, not by people
 
 def _commands(group: click.Group, prefix: str = "") -> list[tuple[str, click.Command]]:
     out = []
-    for name, command in sorted(group.commands.items()):
+    ctx = click.Context(group)
+    names = group.list_commands(ctx)  # the lazy top-level group loads each command on request
+    assert names, f"no commands under {group.name}"
+    for name in sorted(names):
+        command = group.get_command(ctx, name)
+        assert command is not None, name
         full = f"{prefix}{name}"
         if command.hidden or full in INTERNAL:
             continue

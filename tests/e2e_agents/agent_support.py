@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import pytest
+from e2e_agents.support.harness import unavailable
 from support.claude import CWD, SESSION_ID, index_into_local_memory, write_claude_session
 
 HERE = Path(__file__).resolve().parent
@@ -31,7 +31,7 @@ FAKE_OPENAI_KEY = "sk-fake-000"  # pragma: allowlist secret
 def agent_bin(name: str) -> Path:
     program = AGENTS_DIR / name / "node_modules" / ".bin" / name
     if not os.access(program, os.X_OK):
-        pytest.skip(
+        unavailable(
             f"{name} CLI not installed at {program} (set AGENTS_DIR or install it as shared/agent-e2e/README.md says)"
         )
     return program

@@ -1,4 +1,5 @@
-"""The real-agent layer (marker `agent_e2e`): timings of every agent run, printed at the end."""
+"""The real-agent layer (marker `agent_e2e`): timings of every agent run, printed at the end,
+and a loud line when agent tests were skipped (CI fails them instead: FUNES_REQUIRE_AGENTS=1)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,24 @@ from e2e_agents.support.harness import TIMINGS
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    skipped = [
+        r
+        for r in terminalreporter.stats.get("skipped", [])
+        if "agent_e2e" in getattr(r, "keywords", {})
+    ]
+    if skipped:
+        reasons = sorted(
+            {str(r.longrepr[2]) if isinstance(r.longrepr, tuple) else "" for r in skipped}
+        )
+        terminalreporter.write_sep(
+            "!",
+            f"REAL-AGENT LAYER NOT RUN: {len(skipped)} agent_e2e tests skipped (CI fails them: "
+            "FUNES_REQUIRE_AGENTS=1)",
+            red=True,
+            bold=True,
+        )
+        for reason in reasons[:8]:
+            terminalreporter.write_line(f"  {reason}", yellow=True)
     if not TIMINGS:
         return
     terminalreporter.section("agent e2e timings (wall seconds per agent run)")

@@ -176,7 +176,7 @@ trust_level = "trusted"
         for t in first["tools"]
         if t.get("type") == "namespace"
     }
-    assert namespaces.get("mcp__funes") == {"recall", "get", "status"}, namespaces
+    assert namespaces.get("mcp__funes") == {"recall", "get", "sessions", "status"}, namespaces
     events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     calls = [
         e["item"]

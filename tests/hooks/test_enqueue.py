@@ -45,8 +45,9 @@ def fake_python(tmp_path: Path) -> tuple[str, Path]:
     return str(script), record
 
 
-def test_the_hook_imports_only_the_standard_library() -> None:
-    tree = ast.parse(HOOK.read_text())
+@pytest.mark.parametrize("script", [HOOK, HOOK.with_name("funes_hook.py")])
+def test_the_hook_imports_only_the_standard_library(script: Path) -> None:
+    tree = ast.parse(script.read_text())
     modules = {
         alias.name.split(".")[0]
         for node in ast.walk(tree)
@@ -57,7 +58,9 @@ def test_the_hook_imports_only_the_standard_library() -> None:
         for node in ast.walk(tree)
         if isinstance(node, ast.ImportFrom) and node.module
     }
-    assert modules <= set(sys.stdlib_module_names), modules - set(sys.stdlib_module_names)
+    local = {"funes_hook"}  # the launcher imports the hook beside it
+    stdlib = set(sys.stdlib_module_names) | local
+    assert modules <= stdlib, modules - stdlib
     assert "funes" not in modules
 
 
@@ -252,3 +255,23 @@ def test_the_hook_records_when_each_agent_last_fired(tmp_path: Path) -> None:
     run_hook(spool, "--agent", "codex", "--no-worker", stdin=b"{}")
     assert (spool / "seen" / "codex").stat().st_mtime >= before
     assert not (spool / "seen" / "claude_code").exists()
+
+
+def test_the_launcher_runs_the_hook_from_its_cached_bytecode(tmp_path: Path) -> None:
+    """`enqueue.py` only imports funes_hook.py beside it: the first call caches its bytecode,
+    later calls load it instead of compiling the hook again (issue 15: hook start-up)."""
+    import shutil
+
+    folder = tmp_path / "hooks"
+    folder.mkdir()
+    for name in ("enqueue.py", "funes_hook.py"):
+        shutil.copy(HOOK.with_name(name), folder / name)
+    spool = tmp_path / "spool"
+    for _ in range(2):
+        subprocess.run(
+            [sys.executable, "-I", "-S", str(folder / "enqueue.py"), "--agent", "claude",
+             "--spool", str(spool), "--no-worker", "--event", "Stop", '{"session_id": "s1"}'],
+            check=True, capture_output=True, timeout=30,
+        )  # fmt: skip
+    assert len(list((spool / "new").glob("*.json"))) == 2
+    assert [p.name.split(".")[0] for p in (folder / "__pycache__").glob("*.pyc")] == ["funes_hook"]

@@ -28,6 +28,7 @@ import base64
 import hashlib
 import json
 import re
+import sys
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -99,12 +100,25 @@ class Config:
             self._cond.wait_for(lambda: self._arrived >= self.rendezvous, timeout=timeout_s)
 
     log: list[tuple[str, str, int]] = field(default_factory=list)  # (method, path, status)
+    # Faults a test switches on (see HubFake.fail / hold_commits):
+    fail_status: int | None = None  # answer every request with this status (503: "Hub errors")
+    hold: int = 0  # commit requests still to hold before answering (the first ones that arrive)
+    held: threading.Event = field(default_factory=threading.Event)  # set once one is held
+    released: threading.Event = field(default_factory=threading.Event)
+    apply_held: bool = True  # a released held commit is applied (else dropped, never committed)
+    releasing: threading.Event = field(default_factory=threading.Event)  # the held one woke
 
 
 class Server(ThreadingHTTPServer):
     daemon_threads = True
     state: HubState
     config: Config
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that went away (a test killed it mid-request) is not the fake's error."""
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -122,11 +136,17 @@ class Handler(BaseHTTPRequestHandler):
         self.query = parse_qs(url.query)
         length = int(self.headers.get("Content-Length") or 0)
         self.body = self.rfile.read(length) if length else b""
+        if self.server.config.fail_status is not None:
+            status = self.server.config.fail_status
+            self._error(status, None, f"the stand-in answers {status} (fault injected)")
+            return
         for verb, pattern, name in ROUTES:
             m = pattern.match(path)
             if verb == method and m:
                 try:
                     getattr(self, f"do_{name}")(**{k: v for k, v in m.groupdict().items()})
+                except ConnectionError:
+                    raise  # the client went away: nothing to answer
                 except Exception as exc:  # a bug in the fake must be loud, not a hang
                     self._json(500, {"error": f"{type(exc).__name__}: {exc}"})
                 return
@@ -369,6 +389,8 @@ class Handler(BaseHTTPRequestHandler):
         if repo_id is None:
             return
         self.server.config.wait_for_peers()
+        if not self._wait_if_held():
+            return
         header: dict[str, Any] = {}
         added: dict[str, bytes | tuple[str, bool]] = {}
         deleted: set[str] = set()
@@ -412,6 +434,24 @@ class Handler(BaseHTTPRequestHandler):
                 "success": True,
             },
         )
+
+    def _wait_if_held(self) -> bool:
+        """Hold this commit request while the test asks for it (HubFake.hold_commits); False
+        when the held commit is to be dropped (the connection is closed, nothing committed)."""
+        config = self.server.config
+        with config._cond:
+            hold = config.hold > 0
+            if hold:
+                config.hold -= 1
+        if not hold:
+            return True
+        config.held.set()
+        config.released.wait(timeout=120)
+        config.releasing.set()
+        if config.apply_held:
+            return True
+        self.close_connection = True
+        return False
 
     def do_resolve(self, type: str, ns: str, name: str, rev: str, path: str) -> None:
         repo_id = self._repo(type, ns, name)
@@ -476,6 +516,22 @@ class HubFake:
     @property
     def log(self) -> list[tuple[str, str, int]]:
         return self.config.log
+
+    def fail(self, status: int | None) -> None:
+        """Answer every request with `status` (e.g. 503) until `fail(None)`."""
+        self.config.fail_status = status
+
+    def hold_commits(self, n: int = 1, *, apply: bool = True) -> None:
+        """Hold the next `n` commit requests until `release()`: `config.held` is set once one
+        waits. A released commit is applied (`apply`), or dropped without committing."""
+        self.config.held.clear()
+        self.config.released.clear()
+        self.config.releasing.clear()
+        self.config.apply_held = apply
+        self.config.hold = n
+
+    def release(self) -> None:
+        self.config.released.set()
 
     def start(self) -> HubFake:
         self._server = Server(("127.0.0.1", self._port), Handler)

@@ -183,3 +183,42 @@ def test_a_run_without_thinking_does_not_stop_a_later_run_from_adding_it(
         index(sources, _job(store, BagOfWordsEmbedder()))
         assert count() == 1
         assert index(sources, _job(store, BagOfWordsEmbedder(), params=no_thinking)).turns == 0
+
+
+def test_chunks_are_stored_first_and_embedded_once_prose_first(
+    isolated_env: Path, tmp_path: Path
+) -> None:
+    """What a budget leaves is owed, not lost: a run that stores without embedding (no budget
+    left, or no embedder) records every chunk in vectors_owed; the next run embeds each once,
+    prose (text, thinking) first, then tool output, tool calls last."""
+    from dataclasses import replace
+
+    from fakes import RecordingEmbedder
+    from support.claude import DEFAULT_TURNS, write_claude_session
+
+    from funes.ingest import IndexJob, index
+    from funes.redact import RuleScanner
+    from funes.settings import INDEX
+    from funes.store import Store
+    from funes.traces import AgentHomes, discover
+
+    write_claude_session(isolated_env / ".claude", DEFAULT_TURNS)
+    emb = RecordingEmbedder()
+    with Store.open(tmp_path / "m.db") as store:
+        store.stamp_model(emb.model_id, emb.dim)
+        lexical = IndexJob(store, None, RuleScanner(), params=replace(INDEX, budget_s=0))
+        first = index(discover(AgentHomes.resolve()), lexical)
+        total = store.stats().chunks
+        assert first.chunks_written == total > 0 and store.owed_total() == total
+        assert store.lexical("busy_timeout", k=5)  # BM25 finds them before any vector
+        again = replace(lexical, embedder=emb)
+        second = index(discover(AgentHomes.resolve()), again)
+        assert second.chunks_written == 0 and second.vectors_backfilled == total
+        assert store.owed_total() == 0 and len(emb.inputs) == total
+        kinds = [
+            "prose" if not t.startswith(("[tool_use", "[tool_result")) else t.split()[0][1:]
+            for t in (x.split("\n", 1)[-1] for x in emb.inputs)
+        ]
+        assert kinds == sorted(kinds, key=["prose", "tool_result", "tool_use"].index), kinds
+        third = index(discover(AgentHomes.resolve()), again)
+        assert third.vectors_backfilled == 0 and len(emb.inputs) == total

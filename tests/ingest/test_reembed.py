@@ -106,7 +106,7 @@ def test_an_interrupted_re_embedding_resumes_and_covers_rows_written_meanwhile(
     emb = RecordingEmbedder()
     with Store.open(memory) as store:
         _index(store, emb)
-        assert emb.inputs == [MORE[0][1], MORE[1][1]]
+        assert sorted(emb.inputs) == sorted([MORE[0][1], MORE[1][1]])
         out_of_time = reembed(store, BagOfWordsEmbedder(), deadline=0.0)
         assert out_of_time is not None and out_of_time.chunks == 0 and out_of_time.pending == 4
         report = reembed(store, BagOfWordsEmbedder(), batch=2)

@@ -148,3 +148,24 @@ def test_a_memory_holding_both_copies_converges_to_one(isolated_env: Path, tmp_p
         assert [t.turn_id for t in around] == [uid(n) for n in ("h1", "h2", "h3", "h4", "n1", "n2")]
         again = index(discover(AgentHomes.resolve()), _job(store))
         assert (again.chunks_written, again.chunks_updated, again.chunks_superseded) == (0, 0, 0)
+
+
+def test_sessions_reusing_turn_ids_for_other_records_keep_every_turn(
+    isolated_env: Path, tmp_path: Path
+) -> None:
+    # a source whose turn ids are not unique across sessions (the dev set's `t0`, `t1`, …)
+    # must not lose a turn to another session that used the same id for another record:
+    # only a copy of the same record is a replay
+    other = "4d3c2b1a-0f9e-4d8c-8b7a-6f5e4d3c2b1a"
+    write(_project(isolated_env) / f"{SESSION}.jsonl", _records(SESSION, HISTORY))
+    reused = [
+        ("user", "How do we rotate the kiln logs?", "h1", None),
+        ("assistant", "logrotate weekly, keep four archives.", "h2", "h1"),
+    ]
+    write(_project(isolated_env) / f"{other}.jsonl", _records(other, reused))
+    with Store.open(tmp_path / "m.db") as store:
+        assert not index(discover(AgentHomes.resolve()), _job(store)).failures
+        assert _holders(store)[uid("h2")] == {SESSION, other}
+        assert [s for s, _ in _recall(store, "logrotate kiln logs archives")][0] == other
+        shown = get_turns(store, other, uid("h2"), window=0)
+        assert shown and "logrotate" in shown[0].blocks[0]

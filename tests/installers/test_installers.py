@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import subprocess
 import sys
@@ -23,7 +24,7 @@ from funes.errors import AgentError
 from funes.ingest import Spool, SpoolEntry
 from funes.memory import Runtime, parse_memory
 from funes.settings import SPOOL
-from funes.wiring import agent_harness, run_checks
+from funes.wiring import agent_harness, launcher, run_checks
 
 AGENTS = ("claude", "codex", "hermes", "pi")
 
@@ -231,7 +232,10 @@ def test_claude_hooks_keep_the_users_own_stop_hook_and_register_the_mcp_server(
     assert stop[0]["hooks"][0]["command"] == "notify-send done"
     ours = stop[1]["hooks"][0]
     argv = shlex.split(ours["command"])
-    assert argv[:4] == [sys.executable, "-I", "-S", str(rt.paths.installed_hook)]
+    # the hook and MCP server run funes' launcher, which runs this install's Python
+    assert argv[:4] == [str(rt.paths.launcher), "-I", "-S", str(rt.paths.installed_hook)]
+    assert launcher.target(rt.paths.launcher) == sys.executable
+    assert argv[argv.index("--python") + 1] == str(rt.paths.launcher)
     assert argv[argv.index("--spool") + 1] == str(rt.paths.spool) and argv[-2:] == [
         "--event",
         "Stop",
@@ -241,7 +245,7 @@ def test_claude_hooks_keep_the_users_own_stop_hook_and_register_the_mcp_server(
     assert set(settings["hooks"]) == {"Stop", "SubagentStop", "SessionEnd", "SessionStart"}
     servers = json.loads((isolated_env / ".claude.json").read_text())["mcpServers"]
     assert servers["ping"] == {"type": "stdio", "command": "ping-server"}
-    assert servers["funes"]["command"] == sys.executable
+    assert servers["funes"]["command"] == str(rt.paths.launcher)
     assert servers["funes"]["args"] == ["-m", "funes", "mcp", "/tmp/some-memory"]
 
 
@@ -249,7 +253,7 @@ def test_claude_settings_that_would_stop_the_hooks_are_warned_about(
     rt: Runtime, isolated_env: Path
 ) -> None:
     path = isolated_env / ".claude" / "settings.json"
-    path.parent.mkdir()
+    path.parent.mkdir(exist_ok=True)
     path.write_text('{"disableAllHooks": true, "cleanupPeriodDays": 3}')
     warnings = " ".join(run_add(rt, agent_harness("claude")).warnings)
     assert "disableAllHooks" in warnings and "cleanupPeriodDays=3" in warnings
@@ -259,7 +263,7 @@ def test_a_settings_file_that_is_not_json_is_refused_untouched(
     rt: Runtime, isolated_env: Path
 ) -> None:
     path = isolated_env / ".claude" / "settings.json"
-    path.parent.mkdir()
+    path.parent.mkdir(exist_ok=True)
     path.write_text("{ not json")
     with pytest.raises(AgentError, match="not valid JSON"):
         run_add(rt, agent_harness("claude"))
@@ -290,7 +294,7 @@ def test_codex_keeps_a_users_own_notify_program_and_says_so(
     rt: Runtime, isolated_env: Path
 ) -> None:
     config = isolated_env / ".codex" / "config.toml"
-    config.parent.mkdir()
+    config.parent.mkdir(exist_ok=True)
     config.write_text('notify = ["terminal-notifier", "-title", "Codex"]\n')
     changes = run_add(rt, agent_harness("codex"))
     assert list(tomlkit.parse(config.read_text())["notify"]) == [
@@ -346,14 +350,16 @@ def test_pi_gets_an_extension_that_runs_the_hook_and_offers_recall(
             )
         ]
     )
-    assert config["hook"][:4] == [sys.executable, "-I", "-S", str(rt.paths.installed_hook)]
+    assert config["hook"][:4] == [str(rt.paths.launcher), "-I", "-S", str(rt.paths.installed_hook)]
     assert config["memory"] == "hf://datasets/org/team-memory"
     for needle in (
         'pi.on("agent_end"',
         'pi.on("session_shutdown"',
         '"funes_recall"',
         '"funes_get"',
+        '"funes_sessions"',
         '"funes_status"',
+        '"--project"',
     ):
         assert needle in text
 
@@ -452,6 +458,7 @@ def test_the_mcp_server_is_registered_with_the_model_settings_add_ran_with(
         "FUNES_EMBEDDER": "all-minilm-l6-v2-int8",
         "FUNES_RERANKER": "none",
         "HF_HOME": str(isolated_env / "hf"),
+        "FUNES_MODEL_CACHE": os.environ["FUNES_MODEL_CACHE"],  # set by the test run (conftest)
     }
 
 
@@ -460,6 +467,7 @@ def test_default_model_settings_are_not_written_into_the_mcp_registration(
     isolated_env: Path, monkeypatch: pytest.MonkeyPatch, agent: str
 ) -> None:
     monkeypatch.delenv("FUNES_EMBEDDER")
+    monkeypatch.delenv("FUNES_MODEL_CACHE")
     monkeypatch.setenv("FUNES_RERANKER", "ms-marco-minilm-l6-v2")  # the default, spelled out
     rt = Runtime.resolve()
     run_add(rt, agent_harness(agent))
@@ -554,7 +562,7 @@ def test_remove_takes_out_the_pi_extensions_directory_add_created(
     rt: Runtime, isolated_env: Path
 ) -> None:
     agent_dir = isolated_env / ".pi" / "agent"
-    agent_dir.mkdir(parents=True)
+    agent_dir.mkdir(parents=True, exist_ok=True)
     (agent_dir / "settings.json").write_text('{"theme": "x"}\n')
     run_add(rt, agent_harness("pi"))
     assert (agent_dir / "extensions" / "funes.ts").exists()

@@ -6,65 +6,13 @@ import json
 import os
 import shlex
 import subprocess
-import sys
-import sysconfig
 import time
 import zipfile
 from pathlib import Path
 
 import pytest
 from support.claude import append_turns, session_path, stop_payload
-
-REPO = Path(__file__).resolve().parents[2]
-
-
-def build_wheel(out: Path) -> Path:
-    done = subprocess.run(
-        [sys.executable, "-m", "build", "--wheel", "--outdir", str(out), str(REPO)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    [wheel] = out.glob("funes-*.whl")
-    return wheel
-
-
-def fresh_venv(root: Path, wheel: Path) -> Path:
-    """A new venv with the wheel installed (--no-deps); dependencies come from the dev venv."""
-    subprocess.run(
-        [sys.executable, "-m", "venv", "--without-pip", str(root)], check=True, timeout=300
-    )
-    python = root / "bin" / "python"
-    site = Path(
-        subprocess.run(
-            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-    )
-    # Run everything from tmp_path: from the repo root, `-m funes` would find ./funes first.
-    # A plain path line: the dev venv's packages are importable, its .pth files (the editable
-    # funes) are not processed, so `funes` can only come from the wheel.
-    (site / "dev-venv-deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "--python",
-            str(python),
-            "install",
-            "--no-deps",
-            "--no-index",
-            "--quiet",
-            str(wheel),
-        ],
-        check=True,
-        timeout=300,
-    )
-    return python
+from support.wheel import build_wheel, fresh_venv
 
 
 @pytest.mark.slow
@@ -113,7 +61,9 @@ def test_the_wheel_installs_and_funes_add_claude_works_from_it(
     assert hook.is_file() and not str(hook).startswith(where)
     settings = json.loads((isolated_env / ".claude" / "settings.json").read_text())
     command = settings["hooks"]["Stop"][0]["hooks"][0]["command"]
-    assert shlex.split(command)[:4] == [str(python), "-I", "-S", str(hook)]
+    launcher = funes_home / "data" / "hooks" / "funes-python"
+    assert shlex.split(command)[:4] == [str(launcher), "-I", "-S", str(hook)]
+    assert f"exec {python} " in launcher.read_text()  # the launcher runs the wheel's install
 
     append_turns(transcript, "old-session", "/w/old", range(2, 4))
     fired = subprocess.run(

@@ -249,13 +249,16 @@ def test_initialize_and_tools_list_answer_before_the_sdk_or_any_model_loads(
     )
 
     tools = {t["name"]: t for t in listed["result"]["tools"]}
-    assert set(tools) == {"recall", "get", "status"}
+    assert set(tools) == {"recall", "get", "sessions", "status"}
     recall, get, status = (
         tools["recall"]["inputSchema"],
         tools["get"]["inputSchema"],
         tools["status"]["inputSchema"],
     )
-    assert set(recall["properties"]) == {"query", "k", "block_type", "harness", "all", "memory"}
+    scope = {"project", "since", "until"}
+    assert set(recall["properties"]) == {
+        "query", "k", "block_type", "harness", "session", "all", "memory", *scope,
+    }  # fmt: skip
     assert recall["required"] == ["query"]
     assert recall["properties"]["block_type"]["enum"] == [
         "text",
@@ -263,7 +266,7 @@ def test_initialize_and_tools_list_answer_before_the_sdk_or_any_model_loads(
         "tool_use",
         "tool_result",
     ]
-    assert set(get["properties"]) == {"session_id", "turn_uuid", "window", "memory"}
+    assert set(get["properties"]) == {"session_id", "turn_uuid", "window", "memory", *scope}
     assert get["required"] == ["session_id", "turn_uuid"]
     assert set(status["properties"]) == {"memory"}
     for word in ("past", "decisions", "errors", "critically", "provenance"):
@@ -412,6 +415,7 @@ def test_a_cold_model_cache_fails_the_first_recall_not_the_handshake(
     assert {t["name"] for t in mcp.request("tools/list")["result"]["tools"]} == {
         "recall",
         "get",
+        "sessions",
         "status",
     }
     failed = mcp.call("recall", {"query": "ledger"})

@@ -53,10 +53,17 @@ def _rows(start: int, n: int, dim: int = 384) -> list[tuple[list[StoredChunk], n
 
 def test_appends_stream_in_and_indexes_are_built_then_kept_current(tmp_path: Path) -> None:
     ds_path = tmp_path / "chunks.lance"
-    assert lance_export.write(ds_path, _rows(0, 300), model_id="m@1", dim=384) == 300
-    assert lance_export.maintain_indexes(ds_path) == ["created text_idx", "created vector_idx"]
-    assert lance_export.write(ds_path, _rows(300, 600), model_id="m@1", dim=384) == 600
-    assert lance_export.maintain_indexes(ds_path) == ["indexed 600 appended rows"]
+    done: list[str] = []
+    assert lance_export.write(ds_path, _rows(0, 300), model_id="m@1", dim=384, actions=done) == 300
+    assert done == ["created vector_idx", "created text_idx"]
+    done.clear()
+    assert (
+        lance_export.write(ds_path, _rows(300, 600), model_id="m@1", dim=384, actions=done) == 600
+    )
+    assert done == [
+        "indexed 600 appended rows in vector_idx",
+        "indexed 600 appended rows in text_idx",
+    ]
     ds = lance_export.open_dataset(ds_path)
     assert {d.name: d.num_rows_indexed for d in ds.describe_indices()} == {
         "text_idx": 900,
@@ -66,6 +73,30 @@ def test_appends_stream_in_and_indexes_are_built_then_kept_current(tmp_path: Pat
     back = list(lance_export.iter_rows(ds_path))
     assert sum(len(b) for b in back) == 900 and back[0].vectors.shape[1] == 384
     assert lance_export.maintain_indexes(ds_path) == []
+
+
+def test_a_big_write_goes_in_bounded_appends_each_folded_into_the_vector_index(
+    tmp_path: Path,
+) -> None:
+    """Memory stays flat whatever a push holds: one append's rows at a time, the vector
+    index fed per append, the full-text index built once at the end (bench/push_memory.py)."""
+    ds_path = tmp_path / "chunks.lance"
+    done: list[str] = []
+    written = lance_export.write(
+        ds_path, _rows(0, 1500), model_id="m@1", dim=384, append_rows=600, actions=done
+    )
+    assert written == 1500
+    ds = lance_export.open_dataset(ds_path)
+    assert [f.count_rows() for f in ds.get_fragments()] == [600, 600, 300]
+    assert done == [
+        "created vector_idx",  # over the first append's 600 rows
+        "indexed 600 appended rows in vector_idx",
+        "created text_idx",  # the last 300 wait for the next delta (under REINDEX_THRESHOLD)
+    ]
+    assert {d.name: d.num_rows_indexed for d in ds.describe_indices()} == {
+        "text_idx": 1500,
+        "vector_idx": 1200,
+    }
 
 
 def test_appending_vectors_of_another_model_is_refused(tmp_path: Path) -> None:

@@ -4,11 +4,13 @@ code as the Hub path, with real SQLite memories, real Lance datasets and the rea
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from support.claude import write_claude_session
 
+from funes.chunks import EMBED_INPUT
 from funes.commands.get import run_get
 from funes.commands.index import IndexRequest, run_index
 from funes.commands.push import PushRequest, run_push
@@ -108,7 +110,7 @@ def test_the_lance_schema_is_pinned(tmp_path: Path) -> None:
     assert schema.metadata == {
         b"embedding_model": b"m@1",
         b"embedding_dim": b"384",
-        b"embedding_input": b"prompt-context/1",
+        b"embedding_input": EMBED_INPUT.encode(),
         b"funes_format": b"funes-lance/1",
     }
 
@@ -152,7 +154,7 @@ def test_a_remote_records_its_embedding_recipe_and_a_push_of_another_recipe_warn
     mixed = run_push(fresh, parse_memory(str(shared), fresh), PushRequest(assume_yes=True))
     assert mixed.pushed == 2
     [note] = mixed.notes
-    assert "`text` embedding recipe" in note and "`prompt-context/1`" in note
+    assert "`text` embedding recipe" in note and f"`{EMBED_INPUT}`" in note
 
 
 def test_a_memory_re_embedded_after_its_push_is_not_told_to_re_embed_again(tmp_path: Path) -> None:
@@ -179,7 +181,7 @@ def test_a_memory_re_embedded_after_its_push_is_not_told_to_re_embed_again(tmp_p
     again = run_push(rt, shared, PushRequest())
     assert again.pushed == 2
     [note] = again.notes
-    assert "`text` embedding recipe" in note and "`prompt-context/1`" in note
+    assert "`text` embedding recipe" in note and f"`{EMBED_INPUT}`" in note
     assert "funes index --yes" not in note
     assert "keep their `text` vectors" in note
 
@@ -315,3 +317,80 @@ def test_a_scanner_error_publishes_nothing(tmp_path: Path) -> None:
         )
     assert not (tmp_path / "d" / "chunks.lance").exists()
     assert RuleScanner().scan("nothing here") == []
+
+
+def test_a_directory_is_the_users_own_unless_another_user_owns_it(tmp_path: Path) -> None:
+    import os
+
+    rt = _runtime(tmp_path / "a")
+    _index(
+        rt,
+        tmp_path,
+        "a",
+        [
+            ("user", "which port does the egret api use?"),
+            ("assistant", "The egret api is on 8443."),
+        ],
+    )
+    shared = tmp_path / "shared"
+    run_push(rt, parse_memory(str(shared), rt), PushRequest(create=True, assume_yes=True))
+    reader = _runtime(tmp_path / "b")
+    own = run_recall(reader, parse_memory(str(shared), reader), RecallRequest("egret api port"))
+    assert own.result.hits and own.owner is None
+    if os.geteuid() != 0:
+        pytest.skip("giving the directory to another user needs root (the own case passed)")
+    os.chown(shared, 65534, 65534)
+    theirs = run_recall(reader, parse_memory(str(shared), reader), RecallRequest("egret api port"))
+    import pwd
+
+    assert theirs.owner == pwd.getpwuid(65534).pw_name
+    assert "The egret api is on 8443." in {h.chunk.text for h in theirs.result.hits}
+
+
+def test_forget_remote_deletes_the_rows_in_one_commit_and_stale_caches_drop_them(
+    tmp_path: Path,
+) -> None:
+    from funes.commands.forget import ForgetRequest, plan_forget, run_forget
+    from funes.store import Store
+
+    rt = _runtime(tmp_path / "a")
+    home = tmp_path / "a-claude"
+    gone = write_claude_session(
+        home, [("user", "the grebe key is zkvqwrt"), ("assistant", "Grebe key noted.")]
+    )
+    kept = write_claude_session(
+        home, [("user", "where do grebe logs go?"), ("assistant", "Grebe logs go to loki.")]
+    )
+    run_index(rt, parse_memory(None, rt), IndexRequest(path=home / "projects"))
+    shared = tmp_path / "shared"
+    run_push(rt, parse_memory(str(shared), rt), PushRequest(create=True, assume_yes=True))
+    reader = _runtime(tmp_path / "b")
+    reader.remote = replace(reader.remote, revision_ttl_s=0)  # another host, checking the head
+    before = run_recall(reader, parse_memory(str(shared), reader), RecallRequest("grebe key"))
+    assert gone.session_id in {h.chunk.session_id for h in before.result.hits}  # b caches v1
+
+    local = parse_memory(None, rt)
+    plan = plan_forget(rt, local, ForgetRequest(sessions=(gone.session_id,)))
+    assert [(s, r) for s, r, _ in plan.copies] == [(gone.session_id, shared.resolve().as_uri())]
+    outcome = run_forget(rt, plan)
+    assert outcome.remote_reports == []
+    assert outcome.copies_left == {shared.resolve().as_uri(): (1, 2)}
+    status = run_status(rt, local)
+    assert any("still holds 1 forgotten sessions" in a for a in status.attention)
+    assert lance_export.info(shared / "chunks.lance").rows == 4  # not changed unless asked
+
+    again = run_forget(rt, plan_forget(rt, local, ForgetRequest(remotes=(str(shared),))))
+    [report] = again.remote_reports
+    assert report.rows_deleted == 2 and report.remote_chunks == 2 and report.commit
+    assert again.copies_left == {}
+    assert not any("forgotten" in a for a in run_status(rt, local).attention)
+    ids = {i for batch in lance_export.iter_ids(shared / "chunks.lance") for i in batch}
+    with Store.open(rt.paths.memory_db, readonly=True) as store:
+        assert ids == set(store.session_chunk_ids([kept.session_id])[kept.session_id])
+    on_disk = b"".join(p.read_bytes() for p in shared.rglob("*") if p.is_file())
+    assert b"zkvqwrt" not in on_disk  # no data, index or older version file holds it
+    after = run_recall(reader, parse_memory(str(shared), reader), RecallRequest("grebe key"))
+    assert gone.session_id not in {h.chunk.session_id for h in after.result.hits}
+    assert {h.chunk.session_id for h in after.result.hits} == {kept.session_id}
+    up_to_date = run_forget(rt, plan_forget(rt, local, ForgetRequest(remotes=(str(shared),))))
+    assert up_to_date.remote_reports[0].commit is None  # nothing left to delete: no commit

@@ -119,7 +119,7 @@ def test_an_unsupported_recall_prints_one_miss_line_and_the_weak_candidates_only
     shown = agent.recall(outcome, weak=True).splitlines()
     assert shown[0] == "no supporting passage (best support 0.213 < 0.320; weak candidates follow)"
     assert shown[1].startswith("[2026-04-02T10:11:12.345Z] claude_code -home-dev-shop/7f3a9c2e")
-    assert "some loosely related text" in shown
+    assert "> some loosely related text" in shown
     # a supported recall prints no such line, with or without --all
     fine = RecallOutcome(RecallResult([Hit(_chunk(1, 4, "text"), 0.9)], support=0.8), "local")
     assert agent.recall(fine) == agent.recall(fine, weak=True)
@@ -134,7 +134,7 @@ def test_a_merged_copy_of_a_passage_is_named_after_the_get_line() -> None:
     lines = out.splitlines()
     assert lines[1].startswith("  → get ")
     assert lines[2] == "  = also 0a1b2c3d-copy 'turn 2'"
-    assert lines[3] == "same text"
+    assert lines[3] == "> same text"
 
 
 def test_get_agent_format_matches_the_golden_file() -> None:

@@ -173,8 +173,10 @@ def test_everything_at_once_loses_nothing_duplicates_nothing_and_blocks_no_reade
             cli_runs[0] += 1
 
     threads = [
-        threading.Thread(target=indexer, args=([],)),
-        threading.Thread(target=indexer, args=(["--yes"],)),
+        # told not to wait for the writer lock (--wait 0): refused with 75 and run again, so
+        # the storm keeps its pace (a waiting index is tested in tests/cli/test_cli.py)
+        threading.Thread(target=indexer, args=(["--wait", "0"],)),
+        threading.Thread(target=indexer, args=(["--yes", "--wait", "0"],)),
         threading.Thread(target=cli_reader),
         threading.Thread(target=hooker),
     ] + [threading.Thread(target=reader, args=(n,)) for n in range(5)]
@@ -227,8 +229,8 @@ def test_two_index_runs_at_once_one_indexes_and_the_other_exits_75(
     tmp_path: Path, funes_env: dict[str, str]
 ) -> None:
     """Real contention, not a lock held by the test: a slow `funes index` holds the memory and a
-    second one started meanwhile is refused at once with 75 (the documented choice: manual
-    runs fail fast and say to retry; they do not queue behind a long sweep)."""
+    second one started meanwhile with `--wait 0` is refused at once with 75 (by default a
+    manual run waits a bounded time first: tests/cli/test_cli.py)."""
     home = tmp_path / "agents"
     env = agent_env(funes_env, home, tmp_path / "funes")
     subprocess.run(
@@ -252,7 +254,7 @@ def test_two_index_runs_at_once_one_indexes_and_the_other_exits_75(
             time.sleep(0.05)
         time.sleep(1.0)  # the first run holds the lock and is embedding
         started = time.perf_counter()
-        second = run_fake_funes(["index", "--yes"], env)
+        second = run_fake_funes(["index", "--yes", "--wait", "0"], env)
         elapsed = time.perf_counter() - started
         assert first.poll() is None, (
             "the first run finished before the second started; slow it down"

@@ -107,7 +107,7 @@ def test_a_schema_1_memory_is_upgraded_in_place_and_reads_the_same(tmp_path: Pat
     before = _v1_memory(path)
     assert len({r[15] for r in before if r[3] == "sess-a"}) == 2  # cwd changes in a session
     with Store.open(path) as store:
-        assert store.raw.execute("pragma user_version").fetchone()[0] == SCHEMA_VERSION == 3
+        assert store.raw.execute("pragma user_version").fetchone()[0] == SCHEMA_VERSION == 6
         assert _as_rows(store.fetch([int(r[0]) for r in before])) == before
         assert store.raw.execute("select count(*) from sessions").fetchone()[0] == 2
         # one origin per distinct (harness, workdir, cwd, branch, host, path, parent)
@@ -160,6 +160,94 @@ def test_new_chunks_reuse_the_session_and_origin_rows(tmp_path: Path) -> None:
         ]  # fmt: skip
 
 
+def test_an_older_memory_counts_its_owed_vectors_once_then_tracks_them(tmp_path: Path) -> None:
+    """Schema 5 records chunks without a vector; a memory from before is filled once (by its
+    first writer), after which nothing scans chunks_vec for missing vectors again."""
+    path = tmp_path / "m.db"
+    before = _v1_memory(path)
+    conn = connect(path)
+    conn.raw.execute("delete from chunks_vec where rowid in (?, ?)", (before[1][0], before[7][0]))
+    conn.raw.commit()
+    conn.close()
+    with Store.open(path) as store:
+        assert store.owed_counts() is None  # not counted yet
+        owed = store.owed_vectors(limit=10)
+        assert sorted(r for r, _, _, _ in owed) == sorted([before[1][0], before[7][0]])
+        assert store.owed_counts() == {0: 2}
+        assert store.raw.execute(
+            "select count(*) from meta where key = 'owed_scan'"
+        ).fetchone() == (0,)
+        emb = BagOfWordsEmbedder()
+        store.add_vectors(owed, emb.embed([t for _, t, _, _ in owed]))
+        assert store.owed_counts() == {} and store.owed_vectors(limit=10) == []
+
+
+def test_owed_vectors_follow_every_write(tmp_path: Path) -> None:
+    """Owed: stored without a vector, a vector dropped by a rewrite or re-embedding; not owed:
+    a vector written, the chunk deleted. Priority: prose, tool output, tool calls; newest
+    turn first within one."""
+    emb = BagOfWordsEmbedder()
+    turns = [
+        Turn(
+            Harness.CLAUDE_CODE,
+            "s",
+            f"t{seq}",
+            seq,
+            f"2026-01-0{1 + seq}T10:00:00Z",
+            Role.ASSISTANT,
+            (
+                Block(BlockType.TOOL_USE, f"ls dir{seq}", tool_name="Bash"),
+                Block(BlockType.TOOL_RESULT, f"file{seq}.txt", tool_name="Bash"),
+                Block(BlockType.TEXT, f"listed dir{seq}"),
+            ),
+            "/p/s.jsonl",
+        )  # fmt: skip
+        for seq in range(3)
+    ]
+    chunks = [c for t in turns for c in chunk_turn(t)]
+    with Store.open(tmp_path / "m.db") as store:
+        store.stamp_model(emb.model_id, emb.dim)
+        store.add(chunks, None)
+        rows = store.owed_vectors(limit=20)
+        got = [(bt, store.fetch([r])[r].seq) for r, _, _, bt in rows]
+        assert got == [
+            ("text", 2), ("text", 1), ("text", 0),
+            ("tool_result", 2), ("tool_result", 1), ("tool_result", 0),
+            ("tool_use", 2), ("tool_use", 1), ("tool_use", 0),
+        ]  # fmt: skip
+        assert store.owed_counts() == {0: 3, 1: 3, 2: 3}
+        assert [bt for _, _, _, bt in store.owed_vectors(limit=20, max_priority=0)] == ["text"] * 3
+        store.add_vectors(rows, emb.embed([t for _, t, _, _ in rows]))
+        assert store.owed_counts() == {}
+        text_rowid = rows[0][0]
+        store.rewrite_chunks([(text_rowid, "listed dir9")], None, redaction_version=1)
+        assert [r for r, _, _, _ in store.owed_vectors(limit=20)] == [text_rowid]
+        store.replace_vectors([rows[3][0]], None)
+        assert store.owed_counts() == {0: 1, 1: 1}
+        store.rewrite_chunks([], None, redaction_version=1, drop=[text_rowid])
+        assert store.owed_counts() == {1: 1}
+        more = [c for c in chunk_turn(turns[0])]
+        assert store.add(more, None) == 0  # already stored: nothing owed again
+        assert store.owed_counts() == {1: 1}
+
+
+def test_finding_owed_vectors_reads_the_owed_record_not_the_chunks(tmp_path: Path) -> None:
+    """Issue 15: no per-run full-table scan. The query behind backfill walks vectors_owed's
+    priority index and looks each chunk up by rowid (the old one scanned every chunk)."""
+    with Store.open(tmp_path / "m.db") as store:
+        store.stamp_model("test/x@1", 8)
+        plan = " | ".join(
+            str(row[-1])
+            for row in store.raw.execute(
+                """explain query plan select c.rowid from vectors_owed o
+                   join chunk_rows c on c.rowid = o.rowid where o.priority <= 1
+                   order by o.priority, o.ts desc, o.rowid limit 32"""
+            )
+        )
+    assert "vectors_owed_by_priority" in plan, plan
+    assert "SCAN c" not in plan and "SCAN chunks" not in plan, plan
+
+
 def test_a_schema_2_memory_gains_models_labels_and_links_in_place(tmp_path: Path) -> None:
     """Schema 3 (issue 13): `origins.model`, `sessions.label`, `turn_links`, the per-block
     turn_id index. A schema-2 memory keeps its rows, ids and vectors; new writes fill them."""
@@ -172,7 +260,7 @@ def test_a_schema_2_memory_gains_models_labels_and_links_in_place(tmp_path: Path
     conn.raw.commit()
     conn.close()
     with Store.open(path) as store:
-        assert store.raw.execute("pragma user_version").fetchone()[0] == 3
+        assert store.raw.execute("pragma user_version").fetchone()[0] == SCHEMA_VERSION
         assert _as_rows(store.fetch([int(r[0]) for r in before])) == before
         indexes = {r[1] for r in store.raw.execute("pragma index_list(chunks)")}
         assert "chunks_by_turn_id" in indexes

@@ -175,6 +175,22 @@ def test_semantic_search_filters_before_ranking(tmp_path: Path) -> None:
         assert store.fetch([hits[0][0]])[hits[0][0]].harness == "pi"
 
 
+def test_a_vector_search_deeper_than_sqlite_vec_allows_returns_every_nearest(
+    tmp_path: Path,
+) -> None:
+    """sqlite-vec refuses a KNN `k` above 4096; a deeper read (evidence ranking over a
+    MemoryUnion asks its later members 10x deeper) gets what the table holds, nearest first."""
+    emb = BagOfWordsEmbedder()
+    with Store.open(tmp_path / "m.db") as store:
+        store.stamp_model(emb.model_id, emb.dim)
+        chunks = [c for i in range(5) for c in chunk_turn(_turn(i, f"alpha {i}", session=f"s{i}"))]
+        store.add(chunks, emb.embed([c.text for c in chunks]))
+        for filters in (Filters(), Filters(session="s1")):
+            hits = store.semantic(emb.embed_query("alpha"), k=10_000, filters=filters)
+            assert len(hits) == (5 if filters == Filters() else 1)
+            assert [d for _, d in hits] == sorted(d for _, d in hits)
+
+
 def test_int8_vectors_keep_the_nearest_neighbour(tmp_path: Path) -> None:
     rng = np.random.default_rng(7)
     vectors = rng.normal(size=(50, 64)).astype(np.float32)

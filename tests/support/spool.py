@@ -2,8 +2,8 @@
 
 `fire_hook` runs the hook the way an agent does (`python -I -S hooks/enqueue.py …`, payload on
 stdin). `wait_idle` waits until the detached workers are done: nothing waiting or claimed, no
-worker holding the worker lock, no hook's start marker, and all of that for `settle_s` in a
-row. A worker appends its `drain:` line to worker.log after it lets go of the lock (it looks
+worker holding the worker lock, no hook's start marker, no worker publishing a bound memory
+(its push lock under FUNES_HOME/data/publish), and all of that for `settle_s` in a row. A worker appends its `drain:` line to worker.log after it lets go of the lock (it looks
 at the spool once more first) and after sitting idle for `SpoolParams.idle_exit_s`, so "the
 spool is empty" alone does not mean its line is written: read worker.log only after this.
 """
@@ -17,6 +17,8 @@ import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
+
+from filelock import FileLock, Timeout
 
 from funes.ingest import Spool, worker_active
 
@@ -66,6 +68,14 @@ def spool_busy(spool: Spool) -> str | None:
         return "worker holds the lock"
     if spool.starting_marker.exists():
         return "a worker is starting"
+    publishing = spool.root.parent / "data" / "publish"  # FUNES_HOME/{spool,data} layout
+    for lock in publishing.glob("*.push") if publishing.is_dir() else ():
+        held = FileLock(str(lock), timeout=0)
+        try:
+            held.acquire()
+        except Timeout:
+            return f"a worker is publishing ({lock.stem})"
+        held.release()
     return None
 
 

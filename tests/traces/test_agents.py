@@ -20,13 +20,13 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def _hook_constant(name: str) -> object:
-    tree = ast.parse((REPO / "hooks" / "enqueue.py").read_text())
+    tree = ast.parse((REPO / "hooks" / "funes_hook.py").read_text())
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(
             isinstance(t, ast.Name) and t.id == name for t in node.targets
         ):
             return ast.literal_eval(node.value)
-    raise AssertionError(f"hooks/enqueue.py has no {name}")
+    raise AssertionError(f"hooks/funes_hook.py has no {name}")
 
 
 def test_every_agent_has_a_record_and_every_record_a_harness() -> None:
@@ -61,6 +61,17 @@ def test_each_installer_registers_the_hook_events_of_its_record(harness: Harness
     if harness is Harness.CODEX:
         events[module.NOTIFY_EVENT] = False
     assert events == dict(agent.hook_events)
+
+
+@pytest.mark.parametrize("agent", installable(), ids=lambda a: a.name)
+def test_each_session_boundary_that_publishes_is_an_event_the_installer_hooks(agent) -> None:  # type: ignore[no-untyped-def]
+    """A bound memory is published after these events: each must reach the spool, and each
+    agent has one (Claude Code SessionEnd, Codex SessionStart, pi session_shutdown, Hermes
+    on_session_finalize, as issue 18 names them)."""
+    assert agent.publish_events
+    assert set(agent.publish_events) <= set(agent.hook_events)
+    ends = {"claude": "SessionEnd", "codex": "SessionStart", "pi": "session_shutdown"}
+    assert ends.get(agent.name, "on_session_finalize") in agent.publish_events
 
 
 def test_the_mcp_harness_filter_offers_exactly_the_installable_agents() -> None:

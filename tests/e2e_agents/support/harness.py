@@ -30,7 +30,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 from support.spool import wait_idle
@@ -69,12 +69,26 @@ MODEL_ENV = {
 TIMINGS: list[tuple[str, str, float, int]] = []  # (agent, what, wall seconds, exit status)
 
 
+# CI sets FUNES_REQUIRE_AGENTS=1 (.ci/run): a test whose agent cannot run there fails instead
+# of skipping, so the layer cannot be dropped silently; a developer's `make test` skips it (and
+# tests/e2e_agents/conftest.py says so loudly at the end).
+REQUIRE_AGENTS = os.environ.get("FUNES_REQUIRE_AGENTS") == "1"
+
+
+def unavailable(why: str) -> NoReturn:
+    """Skip the calling test because its agent cannot run here, or fail it under
+    FUNES_REQUIRE_AGENTS=1."""
+    if REQUIRE_AGENTS:
+        pytest.fail(f"{why} (FUNES_REQUIRE_AGENTS=1: the real-agent layer must run here)")
+    pytest.skip(why)
+
+
 def agent_bin(agent: str) -> Path:
-    """The pinned CLI of `agent`, or pytest.skip saying why it is not there."""
+    """The pinned CLI of `agent`, or `unavailable` saying why it is not there."""
     path = AGENTS_DIR / BINARIES[agent]
     if os.access(path, os.X_OK):
         if agent != "hermes" and node_dir() is None:
-            pytest.skip(f"{agent} needs node, and there is no `node` on PATH")
+            unavailable(f"{agent} needs node, and there is no `node` on PATH")
         return path
     why = f"{agent} CLI not installed at {path} (scripts/install-agents.sh installs it)"
     log = AGENTS_DIR / f"{agent}.log"
@@ -84,7 +98,7 @@ def agent_bin(agent: str) -> Path:
         tail = []
     if tail:
         why += f"; install log {log}: {tail[0][:200]}"
-    pytest.skip(why)
+    unavailable(why)
 
 
 def node_dir() -> str | None:
@@ -115,7 +129,7 @@ def funes_mcp_available() -> str | None:
 def require_funes_mcp() -> None:
     why = funes_mcp_available()
     if why:
-        pytest.skip(why)
+        unavailable(why)
 
 
 # -- the scripted model ---------------------------------------------------------------------
@@ -220,7 +234,7 @@ def parse_recall(out: str) -> list[Hit]:
         if not (head and get):
             continue
         workdir, _, label = head["where"].partition("/")  # a workdir facet holds no "/"
-        text = "\n".join(line for line in lines[2:] if not line.startswith("  ~ ["))
+        text = "\n".join(line[2:] for line in lines[2:] if line == ">" or line.startswith("> "))
         hits.append(
             Hit(
                 head["harness"],
@@ -241,6 +255,9 @@ class Sandbox:
     agent: str
     root: Path
     model: FakeModel
+    # variables for every process of this sandbox (funes and the agent) over MODEL_ENV; None
+    # removes one (a machine that reaches the Hub stand-in drops HF_HUB_OFFLINE)
+    env: dict[str, str | None] = field(default_factory=dict)
     home: Path = field(init=False)
     funes_home: Path = field(init=False)
     project: Path = field(init=False)
@@ -265,6 +282,14 @@ class Sandbox:
             env.pop(var, None)
         env["HOME"] = str(self.home)
         env["FUNES_HOME"] = str(self.funes_home)
+        return self._with_extra(env)
+
+    def _with_extra(self, env: dict[str, str]) -> dict[str, str]:
+        for key, value in self.env.items():
+            if value is None:
+                env.pop(key, None)
+            else:
+                env[key] = value
         return env
 
     def funes(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -285,7 +310,12 @@ class Sandbox:
         return done
 
     def add(self) -> subprocess.CompletedProcess[str]:
-        """`funes add <agent> --yes`: the real installer output, and the first index."""
+        """`funes add <agent> --yes`: the real installer output, and the first index.
+
+        The agent's home is made first, as its first run would: `funes add` changes nothing on
+        a machine where the agent has no home and no program on PATH."""
+        homes = {"claude": ".claude", "codex": ".codex", "pi": ".pi/agent", "hermes": ".hermes"}
+        (self.home / homes[self.agent]).mkdir(parents=True, exist_ok=True)
         return self.funes("add", self.agent, "--yes")
 
     def recall(self, query: str) -> list[Hit]:
@@ -309,7 +339,7 @@ class Sandbox:
         }
         env.update(MODEL_ENV)
         env.update(extra)
-        return env
+        return self._with_extra(env)
 
     def run_agent(
         self, argv: list[str], env: dict[str, str], *, what: str, timeout_s: float | None = None
@@ -392,10 +422,10 @@ def _kill_group(pid: int) -> None:
 
 
 @contextmanager
-def sandbox(agent: str, root: Path) -> Iterator[Sandbox]:
+def sandbox(agent: str, root: Path, env: dict[str, str | None] | None = None) -> Iterator[Sandbox]:
     """A Sandbox with its own scripted model, stopped (and workers awaited) on exit."""
     model = FakeModel(root / "fakellm")
-    box = Sandbox(agent, root, model)
+    box = Sandbox(agent, root, model, dict(env or {}))
     try:
         yield box
     finally:

@@ -1,0 +1,56 @@
+"""bench/push_memory.py: the synthetic memory it pushes, the child's figures, the report rows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bench import push_memory
+from bench.report import push_rows
+from funes.store import Store
+
+
+def test_the_synthetic_memory_grows_in_place_and_a_child_pushes_all_of_it(tmp_path: Path) -> None:
+    db = tmp_path / "memory.db"
+    push_memory.fill(db, 300)
+    push_memory.fill(db, 700)  # grows: the first 300 are kept, 400 added
+    store = Store.open(db, readonly=True)
+    try:
+        assert store.stats().chunks == 700 and store.stats().sessions == 35
+    finally:
+        store.close()
+    pushed = push_memory.child_push(db, tmp_path / "dest")
+    assert pushed["pushed"] == 700
+    assert pushed["index_actions"] == ["created vector_idx", "created text_idx"]
+    assert pushed["peak_rss_mb"] > 0
+
+
+def test_the_report_extrapolates_the_growth_between_the_two_largest_sizes() -> None:
+    result = {
+        "target_mb": 1024.0,
+        "floor_mb": 120.0,
+        "sizes": {
+            "80000": {"peak_rss_mb": 500.0, "seconds": 60.0},
+            "240000": {"peak_rss_mb": 580.0, "seconds": 170.0},
+        },
+        "kb_per_chunk": 0.512,
+        "extrapolated_1m_mb": 960.0,
+        "met": True,
+    }
+    rows = push_rows(result)
+    assert [r[1] for r in rows[1:]] == ["500 MB", "580 MB", "960 MB"]
+    assert "met" in rows[-1][4]
+    assert push_rows(None) == []
+
+
+@pytest.mark.parametrize("sizes", [(10, 30)])
+def test_measure_reports_a_peak_per_size_and_the_1m_extrapolation(
+    tmp_path: Path, sizes: tuple[int, int]
+) -> None:
+    result = push_memory.measure(tmp_path, sizes=sizes)
+    assert set(result["sizes"]) == {"10", "30"}
+    slope = (result["sizes"]["30"]["peak_rss_mb"] - result["sizes"]["10"]["peak_rss_mb"]) / 20
+    expected = result["sizes"]["30"]["peak_rss_mb"] + max(slope, 0) * (1_000_000 - 30)
+    assert result["extrapolated_1m_mb"] == pytest.approx(expected, abs=0.1)
+    assert result["met"] == (result["extrapolated_1m_mb"] <= 1024)

@@ -1,0 +1,77 @@
+"""`funes add` on a machine without the agent changes nothing unless --force, and names every
+file it creates, edits or pre-approves."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from support.cli import Ran
+
+
+@pytest.fixture
+def bare_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A PATH with no agent program on it."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    monkeypatch.setenv("PATH", str(bin_dir))
+    return bin_dir
+
+
+def _files(*roots: Path) -> set[Path]:
+    return {p for root in roots if root.exists() for p in root.rglob("*") if p.is_file()}
+
+
+def test_add_without_the_agent_changes_nothing_unless_forced(
+    isolated_env: Path, tmp_path: Path, bare_path: Path, run: Callable[..., Ran]
+) -> None:
+    funes_home = tmp_path / "funes"
+    before = _files(isolated_env, funes_home)
+    out = run("add", "codex", "--no-index")
+    assert out.returncode == 1
+    assert (
+        "Codex is not set up on this machine" in out.stderr and "nothing was changed" in out.stderr
+    )
+    assert "--force" in out.stderr
+    assert _files(isolated_env, funes_home) == before and not (isolated_env / ".codex").exists()
+
+    forced = run("add", "codex", "--no-index", "--force")
+    assert forced.returncode == 0, forced.stderr
+    new = _files(isolated_env, funes_home) - before
+    named = {
+        line.split(" ", 3)[3]
+        for line in forced.stderr.splitlines()
+        if line.startswith("  created ")
+    }
+    configs = {p for p in new if not p.is_relative_to(funes_home / "data" / "backups")}
+    assert {str(p) for p in configs} <= named, (configs, forced.stderr)
+    assert str(isolated_env / ".codex" / "config.toml") in named
+    assert str(funes_home / "data" / "hooks" / "funes-enqueue.py") in named
+
+
+def test_an_agent_program_on_path_counts_as_the_agent_being_here(
+    isolated_env: Path, bare_path: Path, run: Callable[..., Ran]
+) -> None:
+    program = bare_path / "codex"
+    program.write_text("#!/bin/sh\nexit 0\n")
+    program.chmod(0o755)
+    out = run("add", "codex", "--no-index")
+    assert out.returncode == 0, out.stderr
+    assert f"created {isolated_env / '.codex' / 'config.toml'}" in out.stderr
+
+
+def test_adding_hermes_names_the_allowlist_it_pre_approves(
+    isolated_env: Path, bare_path: Path, run: Callable[..., Ran]
+) -> None:
+    (isolated_env / ".hermes").mkdir()
+    out = run("add", "hermes", "--no-index")
+    assert out.returncode == 0, out.stderr
+    allowlist = isolated_env / ".hermes" / "shell-hooks-allowlist.json"
+    assert f"created {allowlist}" in out.stderr
+    assert (
+        f"pre-approved funes' hook commands (on_session_finalize, on_session_start, post_llm_call) in {allowlist}"
+        in out.stderr
+    )
+    again = run("add", "hermes", "--no-index")
+    assert "hermes: nothing to change" in again.stderr and "pre-approved" not in again.stderr

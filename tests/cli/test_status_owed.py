@@ -1,0 +1,83 @@
+"""`funes status` says where the memory is and what is owed, and its counts are what the next
+`funes index` then does: chunks per tier, and chunks without vectors."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from support.claude import append_turns, session_path, write_claude_session
+from support.cli import Ran
+
+from funes.chunks import chunk_turn
+from funes.paths import Paths
+from funes.store import Store
+from funes.traces import Block, BlockType, Harness, Role, Turn
+
+pytestmark = pytest.mark.models
+
+
+def _indexed(out: Ran) -> int:
+    m = re.search(r"indexed (\d+) new chunks", out.stderr)
+    assert m, out.stderr
+    return int(m.group(1))
+
+
+def test_status_counts_what_the_next_index_writes_per_tier(
+    isolated_env: Path, run: Callable[..., Ran]
+) -> None:
+    claude = isolated_env / ".claude"
+    write_claude_session(claude)  # prose, a tool call and its output
+    assert run("index", "--yes").returncode == 0
+    status = json.loads(run("status", "--json").stdout)
+    assert status["owed"] == {
+        "complete": True,
+        "chunks": {"text": 0, "tool_use": 0, "tool_result": 0},
+        "session_files": {"text": 0, "tool_use": 0, "tool_result": 0},
+    }
+    assert status["path"] == str(Paths.resolve().memory_db)
+    assert status["size_bytes"] > 0 and status["without_vectors"] == 0
+
+    write_claude_session(claude)  # a second session, and a grown third one
+    grown = session_path(claude, "/home/dev/grown", "grown-session")
+    append_turns(grown, "grown-session", "/home/dev/grown", range(2))
+    owed = json.loads(run("status", "--json").stdout)["owed"]
+    assert (
+        owed["complete"] and owed["chunks"]["tool_use"] == 1 and owed["chunks"]["tool_result"] == 1
+    )
+    total = sum(owed["chunks"].values())
+    agent = run("status", "--format", "agent").stdout
+    line = next(x for x in agent.splitlines() if x.startswith("owed: "))
+    assert line.startswith(
+        f"owed: {owed['chunks']['text']} text, 1 tool calls, 1 tool output chunks from 2 session files"
+    )
+    assert _indexed(run("index", "--yes")) == total
+    append_turns(grown, "grown-session", "/home/dev/grown", range(2, 5))  # 3 more turns, 6 chunks
+    assert json.loads(run("status", "--json").stdout)["owed"]["chunks"]["text"] == 6
+    assert _indexed(run("index", "--yes")) == 6
+    assert sum(json.loads(run("status", "--json").stdout)["owed"]["chunks"].values()) == 0
+
+
+def test_status_counts_chunks_without_vectors_and_index_embeds_exactly_those(
+    isolated_env: Path, run: Callable[..., Ran]
+) -> None:
+    write_claude_session(isolated_env / ".claude")
+    assert run("index", "--yes").returncode == 0
+    turn = Turn(
+        Harness.CLAUDE_CODE, "orphan", "t0", 0, "2026-01-01T00:00:00.000Z", Role.USER,
+        (Block.make(BlockType.TEXT, "one\\n" * 500 + "two"),), "/gone.jsonl", cwd="/x",
+    )  # fmt: skip
+    chunks = list(chunk_turn(turn))
+    with Store.open(
+        Paths.resolve().memory_db
+    ) as store:  # as a memory without sqlite-vec wrote them
+        assert store.add(chunks, None) == len(chunks) > 1
+    status = json.loads(run("status", "--json").stdout)
+    assert status["without_vectors"] == len(chunks)
+    assert f"without vectors: {len(chunks)} chunks" in run("status", "--format", "agent").stdout
+    done = run("index", "--yes")
+    assert f"embedded {len(chunks)} chunks that had no vector" in done.stderr
+    assert json.loads(run("status", "--json").stdout)["without_vectors"] == 0

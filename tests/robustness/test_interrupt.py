@@ -1,0 +1,94 @@
+"""Ctrl-C at any moment: `funes` exits 130 and prints no traceback, whatever it was doing
+(importing, indexing, embedding, recalling, serving MCP)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from support.claude import write_claude_session
+
+pytestmark = pytest.mark.models
+
+
+def _interrupt(
+    args: list[str], env: dict[str, str], after_s: float, err_path: Path
+) -> tuple[int | None, str]:
+    """Start `python -m funes ARGS`, send SIGINT after `after_s` (as Ctrl-C does); (exit
+    status, stderr), exit status None when it had already finished.
+
+    Spawned with SIGINT at its default (a shell running pytest in the background leaves it
+    ignored; a terminal does not) by posix_spawn, not fork: no fork handler of a library
+    loaded in this process runs. stdin stays open (the MCP server waits on it)."""
+    read_end, write_end = os.pipe()
+    file_actions = [
+        (os.POSIX_SPAWN_DUP2, read_end, 0),
+        (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
+        (os.POSIX_SPAWN_OPEN, 2, str(err_path), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600),
+    ]
+    pid = os.posix_spawn(
+        sys.executable,
+        [sys.executable, "-m", "funes", *args],
+        env,
+        file_actions=file_actions,
+        setsigdef=(signal.SIGINT,),
+    )
+    os.close(read_end)
+    try:
+        time.sleep(after_s)
+        done, status = os.waitpid(pid, os.WNOHANG)
+        delivered = done == 0  # still running: interrupt it
+        if delivered:
+            os.kill(pid, signal.SIGINT)
+        deadline = time.monotonic() + 120
+        while done == 0:
+            if time.monotonic() > deadline:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                pytest.fail(f"funes {args} did not stop after Ctrl-C: {err_path.read_text()}")
+            time.sleep(0.05)
+            done, status = os.waitpid(pid, os.WNOHANG)
+    finally:
+        os.close(write_end)
+    err = err_path.read_text(errors="replace")
+    return (os.waitstatus_to_exitcode(status) if delivered else None), err
+
+
+def _interpreter_start_s(env: dict[str, str]) -> float:
+    """How long this interpreter takes to start (its `site`: before it, an interrupt is the
+    interpreter's own "Fatal Python error", which no program can handle)."""
+    slowest = 0.0
+    for _ in range(3):
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "pass"], env=env, check=True)
+        slowest = max(slowest, time.perf_counter() - t0)
+    return slowest
+
+
+def test_ctrl_c_exits_130_without_a_traceback_at_any_moment(
+    isolated_env: Path, funes_env: dict[str, str]
+) -> None:
+    claude = isolated_env / ".claude"
+    for n in range(12):
+        write_claude_session(claude, session_id=f"00000000-0000-4000-8000-{n:012d}")
+    start_s = 2 * _interpreter_start_s(funes_env)  # then funes' own code runs: import, work
+    interrupted = 0
+    for after_s in (0.0, 0.1, 0.3, 0.8, 1.5, 3.0, 6.0):
+        code, err = _interrupt(
+            ["index", "--yes"], funes_env, start_s + after_s, isolated_env / "err.txt"
+        )
+        assert "Traceback" not in err and "KeyboardInterrupt" not in err, (after_s, err)
+        if code is not None:
+            interrupted += 1
+            # -SIGINT: stopped before Python installed its handler (a shell reports 130 then too)
+            assert code in (130, -signal.SIGINT), (after_s, code, err)
+    assert interrupted >= 5  # most deliveries hit a running index
+    for args in (["recall", "database locked"], ["mcp"], ["status"]):
+        code, err = _interrupt(args, funes_env, start_s + 1.0, isolated_env / "err.txt")
+        assert "Traceback" not in err and "KeyboardInterrupt" not in err, (args, err)
+        assert code in (130, -signal.SIGINT, None), (args, code, err)
