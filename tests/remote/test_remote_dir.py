@@ -356,7 +356,7 @@ def test_forget_remote_deletes_the_rows_in_one_commit_and_stale_caches_drop_them
     rt = _runtime(tmp_path / "a")
     home = tmp_path / "a-claude"
     gone = write_claude_session(
-        home, [("user", "the grebe key is zkvqwrt"), ("assistant", "Grebe key noted.")]
+        home, [("user", "the grebe nest is by the pier"), ("assistant", "Grebe nest noted.")]
     )
     kept = write_claude_session(
         home, [("user", "where do grebe logs go?"), ("assistant", "Grebe logs go to loki.")]
@@ -366,7 +366,7 @@ def test_forget_remote_deletes_the_rows_in_one_commit_and_stale_caches_drop_them
     run_push(rt, parse_memory(str(shared), rt), PushRequest(create=True, assume_yes=True))
     reader = _runtime(tmp_path / "b")
     reader.remote = replace(reader.remote, revision_ttl_s=0)  # another host, checking the head
-    before = run_recall(reader, parse_memory(str(shared), reader), RecallRequest("grebe key"))
+    before = run_recall(reader, parse_memory(str(shared), reader), RecallRequest("grebe nest"))
     assert gone.session_id in {h.chunk.session_id for h in before.result.hits}  # b caches v1
 
     local = parse_memory(None, rt)
@@ -388,8 +388,8 @@ def test_forget_remote_deletes_the_rows_in_one_commit_and_stale_caches_drop_them
     with Store.open(rt.paths.memory_db, readonly=True) as store:
         assert ids == set(store.session_chunk_ids([kept.session_id])[kept.session_id])
     on_disk = b"".join(p.read_bytes() for p in shared.rglob("*") if p.is_file())
-    assert b"zkvqwrt" not in on_disk  # no data, index or older version file holds it
-    after = run_recall(reader, parse_memory(str(shared), reader), RecallRequest("grebe key"))
+    assert b"by the pier" not in on_disk  # no data, index or older version file holds it
+    after = run_recall(reader, parse_memory(str(shared), reader), RecallRequest("grebe nest"))
     assert gone.session_id not in {h.chunk.session_id for h in after.result.hits}
     assert {h.chunk.session_id for h in after.result.hits} == {kept.session_id}
     up_to_date = run_forget(rt, plan_forget(rt, local, ForgetRequest(remotes=(str(shared),))))
