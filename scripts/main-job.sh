@@ -13,10 +13,11 @@ else
   echo "== no agent sessions on this machine: indexing the samples in fixtures/" >&2
   export FUNES_HOME="${FUNES_HOME:-$PWD/.funes-demo}"
   demo=1
+  umask 077  # the demo memory and the sample state.db are private, as funes' own files are
   mkdir -p "$FUNES_HOME"
   "$FUNES" index fixtures --yes
-  echo "== (expected: some samples are broken on purpose — corrupt, unknown, non-UTF-8 and cut-off" >&2
-  echo "   lines — to show that funes skips and counts them and loses nothing else)" >&2
+  echo "== (expected: some samples are broken on purpose — corrupt, unknown and cut-off lines are" >&2
+  echo "   skipped and counted, non-UTF-8 bytes kept as U+FFFD — and nothing else is lost)" >&2
   # Hermes keeps its sessions in SQLite; the sample is SQL text, built into a state.db here.
   "$PYTHON" -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[2]); c.executescript(open(sys.argv[1]).read()); c.commit()" \
     fixtures/hermes/state.sql "$FUNES_HOME/sample-hermes-state.db" 2>/dev/null || true

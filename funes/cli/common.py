@@ -178,7 +178,7 @@ def scope_options(*, session: bool = True) -> Callable[[F], F]:
                 click.option(
                     "--session",
                     metavar="ID",
-                    help="Only this session (its id, or the 8 characters a recall header shows).",
+                    help="Only this session (its id, a prefix of it, or the label a recall header shows).",
                 )
             )
         decorated: Any = wrapper

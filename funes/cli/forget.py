@@ -48,7 +48,7 @@ def forget(
 ) -> None:
     """Delete SESSION(s) from the memory and never index them again.
 
-    A SESSION is an id or the 8 characters a recall header shows. --before and --project
+    A SESSION is an id, a prefix of one, or the label a recall header shows. --before and --project
     forget every stored session they match and keep the rule, so later index runs, sweeps and
     hooks skip the sessions it catches. Transcripts are not touched. A remote is changed only
     with --remote; `funes status` says which remote copies remain.

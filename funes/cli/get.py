@@ -52,7 +52,8 @@ def get(
 ) -> None:
     """Print a turn and the turns around it, blocks reassembled.
 
-    SESSION_ID may be the 8 characters a recall header shows when they name one session.
+    SESSION_ID may be a prefix of the id, or the label a recall header shows, when it names one
+    session.
     --project and --since/--until restrict which turns are shown and counted in the window.
     """
     rt.offline = rt.offline or offline

@@ -153,11 +153,15 @@ def _summary(console: Console, outcome: IndexOutcome) -> None:
         "corrupt records": skipped.corrupt_records,
         "unknown records": skipped.unknown_records,
         "oversized lines": skipped.oversized_records,
-        "lines with invalid UTF-8": skipped.invalid_utf8,
     }
     noted = ", ".join(f"{n} {what}" for what, n in bad.items() if n)
     if noted:
         console.print(f"  skipped: {noted}", highlight=False)
+    if skipped.invalid_utf8:
+        console.print(
+            f"  kept {skipped.invalid_utf8} lines with invalid UTF-8 (the bad bytes read as �)",
+            highlight=False,
+        )
     if skipped.truncated_tail:
         console.print(
             "  a transcript was still being written: its last line is picked up next time",

@@ -69,7 +69,7 @@ from funes.traces import BlockType, Harness
 @click.option(
     "--harness", type=HarnessType(), default=None, help="Only claude, codex, pi or hermes sessions."
 )
-@click.option("--no-rerank", is_flag=True, help="Skip the cross-encoder (fused order).")
+@click.option("--no-rerank", is_flag=True, help="Skip the cross-encoder (evidence order).")
 @click.option(
     "--all",
     "show_all",

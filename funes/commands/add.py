@@ -75,14 +75,23 @@ def run_add(
     Raises AgentError, and (unless `force`) before creating anything when the agent is not
     on this machine (`agent_missing`).
     """
-    from funes.wiring import AgentChanges, call, context, install_hook_script, launcher
+    from funes.wiring import (
+        AgentChanges,
+        call,
+        context,
+        install_hook_script,
+        launcher,
+        settings_env,
+    )
 
     if not force:
         refuse_missing_agent(rt, harness)
     ref = memory if isinstance(memory, MemoryRef) or memory is None else parse_memory(memory, rt)
     before = _own_files(rt)
     result = AgentChanges(harness.agent_name, hook_installed=install_hook_script(rt))
-    launcher.write(rt)  # hooks and the MCP server run this install from now on
+    # hooks (and the spool workers they start) and the MCP server run this install from now
+    # on, with the settings this `add` ran with
+    launcher.write(rt, env=settings_env(rt))
     done = call(harness, "install", context(rt, harness, ref))
     result.changed, result.warnings, result.notes = (
         list(done.changed),

@@ -102,7 +102,8 @@ def plan_forget(rt: Runtime, memory: MemoryRef, request: ForgetRequest) -> Forge
         already = [s for s in request.sessions if s.strip() in forgotten]
         named = [resolve_session(store, s) for s in request.sessions if s not in already]
         caught = store.sessions_matching(rule) if rule is not None else []
-        sessions = sorted(set(named) | set(caught))
+        # a session's subagents go with it (their transcripts are its own work)
+        sessions = store.with_subagents(sorted(set(named) | set(caught)))
         ids = store.session_chunk_ids(sessions)
     finally:
         store.close()

@@ -62,7 +62,7 @@ _UNTIL_PROP: dict[str, Any] = {
 }
 _SESSION_PROP: dict[str, Any] = {
     "type": "string",
-    "description": "Only this session: its id, or the 8 characters a recall header shows.",
+    "description": "Only this session: its id, a prefix of it, or the label a recall header shows.",
 }
 SCOPE_PROPS: dict[str, dict[str, Any]] = {
     "project": _PROJECT_PROP,

@@ -170,7 +170,7 @@ def _recipe(schema: pa.Schema) -> str:
 
 def open_dataset(dataset: Path, *, version: int | None = None) -> Any:
     """Open the Lance dataset at `dataset` (at `version`, else its latest)."""
-    import lance
+    lance = _lance()
 
     return lance.dataset(str(dataset), version=version)
 
@@ -219,7 +219,7 @@ def write(
     kept growing the process by ~1 KB a row each). What was done is added to `actions`. The
     caller makes sure there is at least one row (an empty append still makes a version).
     """
-    import lance
+    lance = _lance()
     import pyarrow as pa
 
     if (dataset / "_versions").is_dir():
@@ -263,7 +263,7 @@ def _fold(dataset: Path, name: str) -> list[str]:
     """Create index `name` when missing (and there are enough rows), or add a delta for the
     rows appended since it was last updated once more than REINDEX_THRESHOLD wait (merging
     the deltas once MERGE_DELTAS pile up)."""
-    import lance
+    lance = _lance()
 
     ds = lance.dataset(str(dataset))
     rows = ds.count_rows()
@@ -373,14 +373,14 @@ def delete_sessions(dataset: Path, session_ids: list[str], *, batch: int = 200) 
     """
     import datetime as dt
 
-    import lance
+    lance = _lance()
 
     ds = lance.dataset(str(dataset))
     before = ds.count_rows()
     for start in range(0, len(session_ids), batch):
         ds.delete(_in_list("session_id", session_ids[start : start + batch]))
     ds = lance.dataset(str(dataset))
-    deleted = before - ds.count_rows()
+    deleted = int(before - ds.count_rows())
     if deleted:
         ds.optimize.compact_files(materialize_deletions=True, materialize_deletions_threshold=0.0)
         ds = lance.dataset(str(dataset))
@@ -394,3 +394,21 @@ def fragment_rows(dataset: Path, *, version: int | None = None) -> dict[int, int
         f.fragment_id: f.count_rows()
         for f in open_dataset(dataset, version=version).get_fragments()
     }
+
+
+def require() -> None:
+    """Raise RemoteError (with the fix) when pylance is not installed."""
+    _lance()
+
+
+def _lance() -> Any:
+    """The `lance` module (pylance, the `hub` extra), or RemoteError saying how to get it."""
+    try:
+        import lance
+    except ImportError:
+        raise RemoteError(
+            "sharing a memory needs pylance, which this funes was installed without",
+            hint="reinstall with the hub extra: uv tool install --reinstall '.[hub]' "
+            "(pipx: pipx install --force '.[hub]'; a venv: pip install 'funes[hub]')",
+        ) from None
+    return lance

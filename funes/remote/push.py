@@ -168,6 +168,7 @@ def push(
     """
     report = PushReport(remote.label)
     rescan = rescan if rescan is not None else default_scanner()
+    lance_export.require()  # before the remote is touched: a missing extra leaves no trace
     _prepare(remote, options, report)
     ensure_private_dir(receipts)
     with (

@@ -159,7 +159,8 @@ def sessions(outcome: SessionsOutcome) -> str:
     lines.append(f"sessions {page.offset + 1}-{last} of {page.total}, newest first")
     for s in page.sessions:
         lines.append(
-            f"[{_ts(s.started)}] {_token(s.harness)} {_token(s.workdir)}/{_token(s.session_id)[:8]} "
+            f"[{_ts(s.started)}] {_token(s.harness)} {_token(s.workdir)}/"
+            f"{session_label(s.label, s.session_id)} "
             f"turns={s.turns} last=[{_ts(s.ended)}] host={_token(s.host or '')}"
         )
         ids = (printable(s.session_id), printable(s.first_turn), "--memory", outcome.memory)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+
 from rich.console import Group, RenderableType
 from rich.panel import Panel
 from rich.table import Table
@@ -14,6 +16,7 @@ from funes.commands import (
     StatusReport,
     no_support_line,
 )
+from funes.render.agent import session_label
 from funes.traces import strip_terminal_controls
 
 
@@ -44,7 +47,8 @@ def recall(outcome: RecallOutcome, *, weak: bool = False) -> Group:
         when = c.ts[:16].replace("T", " ") or "no time"
         title = f"{rank}. {when} · {c.harness} · {c.cwd or c.workdir} · {c.block_type} · {hit.score:.2f}"
         label = outcome.memory_of(c.id)
-        command = f"funes get {c.session_id[:8]} {c.turn_id}" + (
+        short = session_label(c.session_label, c.session_id)
+        command = f"funes get {shlex.quote(short)} {shlex.quote(c.turn_id)}" + (
             f" --memory {label}" if label != "local" else ""
         )
         parts.append(
@@ -146,7 +150,7 @@ def sessions(outcome: SessionsOutcome) -> Group:
         table.add_row(  # Text cells: rich would read `[...]` in stored strings as markup
             Text(s.started[:16].replace("T", " ")),
             Text(s.harness),
-            Text(s.session_id[:8]),
+            Text(session_label(s.label, s.session_id)),
             str(s.turns),
             Text(s.cwd or s.workdir),
             Text(" ".join(strip_terminal_controls(s.opening).split())[:120]),

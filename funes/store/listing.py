@@ -29,6 +29,7 @@ class SessionSummary:
     first_turn: str  # turn id of its first turn (what a `→ get` line opens)
     opening: str  # the first chunk of its first user prompt ("" when none)
     opening_version: int  # the redaction version that chunk passed
+    label: str | None = None  # the label its reader stored (None: recall headers derive one)
 
 
 def summaries(
@@ -49,7 +50,7 @@ def summaries(
             group by c.session
         ),
         rows as (
-            select s.*, sess.session_id as session_id,
+            select s.*, sess.session_id as session_id, sess.label as label,
                 (select p.rowid from chunks p where p.session = s.session and p.role = 'user'
                     and p.block_type = 'text' and not p.scaffold
                     order by p.seq, p.block_idx, p.split_idx limit 1) as opening_rowid,
@@ -59,7 +60,7 @@ def summaries(
         )
         select r.session_id, o.harness, o.cwd, o.workdir, o.host, coalesce(r.started, ''),
             r.ended, r.turns, r.chunks, f.turn_id, coalesce(p.text, ''),
-            coalesce(p.redaction_version, 0)
+            coalesce(p.redaction_version, 0), r.label
         from rows r
         join chunks f on f.rowid = r.first_rowid
         join origins o on o.id = f.origin
@@ -86,6 +87,7 @@ def summaries(
             str(r[9]),
             str(r[10]),
             int(r[11]),
+            r[12],
         )  # fmt: skip
         for r in rows
     ]

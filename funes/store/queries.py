@@ -208,6 +208,25 @@ def sessions_starting(raw: Any, prefix: str, *, limit: int) -> list[str]:
     return [str(r[0]) for r in rows]
 
 
+def child_sessions(raw: Any, parents: list[str]) -> set[str]:
+    """Ids of the sessions whose chunks name one of `parents` as their parent session (the
+    subagents a session started)."""
+    out: set[str] = set()
+    for start in range(0, len(parents), 500):
+        part = parents[start : start + 500]
+        marks = ",".join("?" * len(part))
+        out.update(
+            str(r[0])
+            for r in raw.execute(
+                f"""select distinct s.session_id from origins o
+                    join chunks c on c.origin = o.id join sessions s on s.id = c.session
+                    where o.parent_session_id in ({marks})""",
+                part,
+            )
+        )
+    return out
+
+
 def session_labels(raw: Any) -> list[tuple[str, str | None]]:
     """(session id, stored label or None) of every session with chunks, in id order."""
     rows = raw.execute(

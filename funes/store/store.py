@@ -550,6 +550,16 @@ class Store(RedactionUpkeep):
         return queries.sessions_starting(self._raw, prefix, limit=limit)
 
     @reads
+    def with_subagents(self, session_ids: Sequence[str]) -> list[str]:
+        """`session_ids` and every session they started, at any depth (sorted)."""
+        found = set(session_ids)
+        frontier = sorted(found)
+        while frontier and self._has_schema:
+            frontier = sorted(queries.child_sessions(self._raw, frontier) - found)
+            found.update(frontier)
+        return sorted(found)
+
+    @reads
     def session_labels(self) -> list[tuple[str, str | None]]:
         """(session id, stored label or None) of every session with chunks."""
         return queries.session_labels(self._raw) if self._has_schema else []

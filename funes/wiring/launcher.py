@@ -12,14 +12,23 @@ install's own interpreter, in every hook command and MCP registration. So:
   `funes status` names the missing Python until then;
 - two installs side by side: the last `funes add` wins; status warns that hooks run the other.
 
+The script also carries the funes settings `funes add` ran with (`installers.settings_env`:
+FUNES_EMBEDDER, FUNES_RERANKER, FUNES_MODEL_PATH, FUNES_MODEL_CACHE, HF_HOME …), each as a
+default an exported variable overrides (`VAR=${VAR-value}`): a hook starts the spool worker
+through this script in the agent's environment, which rarely holds them, and a worker that
+cannot find the offline weights would store turns it can never embed. The MCP registrations
+carry the same settings in their own `env`.
+
 On Windows (no `sh`) the registrations name the interpreter itself, as before.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 from funes.memory import Runtime
@@ -28,14 +37,40 @@ from funes.paths import PRIVATE_DIR, ensure_private_dir
 MARK = "# funes launcher"  # installers/_common.py LAUNCHER_MARK: the same text (a test checks)
 
 
-def script(python: str) -> str:
-    """The launcher's text for `python`."""
-    return (
-        "#!/bin/sh\n"
-        f"{MARK}: agents' hooks and MCP servers run funes through this file. `funes add`\n"
-        "# writes it; any funes command points it at itself when the Python below is gone.\n"
-        f'exec {shlex.quote(python)} "$@"\n'
-    )
+_NAME = re.compile(r"[A-Z_][A-Z0-9_]*")
+_SETTING = re.compile(
+    r"^(?P<name>[A-Z_][A-Z0-9_]*)=\$\{(?P=name)-(?P<value>.*)\}; export (?P=name)$"
+)
+
+
+def script(python: str, settings: Mapping[str, str] | None = None) -> str:
+    """The launcher's text for `python`, with `settings` as overridable defaults (names that
+    are not environment variable names are left out)."""
+    lines = [
+        "#!/bin/sh",
+        f"{MARK}: agents' hooks and MCP servers run funes through this file. `funes add`",
+        "# writes it; any funes command points it at itself when the Python below is gone.",
+    ]
+    for name, value in sorted((settings or {}).items()):
+        if _NAME.fullmatch(name):
+            lines.append(f"{name}=${{{name}-{shlex.quote(value)}}}; export {name}")
+    lines.append(f'exec {shlex.quote(python)} "$@"')
+    return "\n".join(lines) + "\n"
+
+
+def settings(path: Path) -> dict[str, str]:
+    """The settings the launcher at `path` carries ({} when none, or no launcher)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return {}
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        m = _SETTING.match(line)
+        if m:
+            words = shlex.split(m["value"])
+            out[m["name"]] = words[0] if words else ""
+    return out
 
 
 def supported() -> bool:
@@ -63,13 +98,14 @@ def target(path: Path) -> str | None:
     return None
 
 
-def write(rt: Runtime, python: str | None = None) -> bool:
-    """Point the launcher at `python` (default: this interpreter). True when it changed."""
+def write(rt: Runtime, python: str | None = None, *, env: Mapping[str, str] | None = None) -> bool:
+    """Point the launcher at `python` (default: this interpreter) with the settings `env`
+    (default: those it carries already). True when it changed."""
     if not supported():
         return False
     python = python or sys.executable
     path = rt.paths.launcher
-    text = script(python)
+    text = script(python, settings(path) if env is None else env)
     try:
         if path.read_text(encoding="utf-8") == text:
             return False

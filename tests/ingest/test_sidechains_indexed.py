@@ -77,3 +77,24 @@ def test_the_agent_written_prompt_and_the_subagent_s_reply_are_the_subagent_s(
         assert replies and all(c.session_id != SESSION for c in replies if "Subagent" in c.text)
         labels = {c.session_label for c in users}
         assert labels == {f"6f1d2c3b/general-purpose-{uid('s1')[:8]}"}
+
+
+def test_forgetting_a_session_forgets_the_subagents_it_started(
+    isolated_env: Path, tmp_path: Path
+) -> None:
+    # forgetting the session a recall header names left its subagents' passages recallable
+    from funes.commands.forget import ForgetRequest, plan_forget, run_forget
+    from funes.memory import Runtime, parse_memory
+
+    rt = Runtime.resolve()
+    rt.paths.ensure()
+    with Store.open(rt.paths.memory_db) as store:
+        _indexed(isolated_env, store)
+        stored = {r[0] for r in store.raw.execute("select distinct session_id from chunk_rows")}
+    children = stored - {SESSION}
+    assert children  # the sidechain is a session of its own
+    plan = plan_forget(rt, parse_memory(None, rt), ForgetRequest(sessions=(SESSION[:8],)))
+    assert set(plan.sessions) == stored
+    run_forget(rt, plan)
+    with Store.open(rt.paths.memory_db, readonly=True) as store:
+        assert store.raw.execute("select count(*) from chunks").fetchone()[0] == 0

@@ -52,3 +52,30 @@ def test_a_cli_command_points_a_launcher_whose_python_is_gone_at_itself(
     launcher.write(rt, str(other))  # another install that still exists: not switched silently
     run("status", "--format", "agent")
     assert launcher.target(rt.paths.launcher) == str(other)
+
+
+def test_the_launcher_carries_adds_settings_as_defaults_the_environment_overrides(
+    tmp_path: Path,
+) -> None:
+    # a hook starts the spool worker through the launcher in the agent's environment, which
+    # rarely holds FUNES_MODEL_PATH: without it a tool install's worker cannot embed anything
+    rt = Runtime.resolve()
+    weights = str(tmp_path / "my weights")
+    launcher.write(rt, env={"FUNES_MODEL_PATH": weights, "FUNES_EMBEDDER": "x'y", "bad name": "z"})
+    show = "import os; print(os.environ.get('FUNES_MODEL_PATH'), os.environ.get('FUNES_EMBEDDER'))"
+    env = {"PATH": "/usr/bin:/bin"}
+    done = subprocess.run(
+        [str(rt.paths.launcher), "-c", show], capture_output=True, text=True, check=True, env=env
+    )
+    assert done.stdout.strip() == f"{weights} x'y"
+    env["FUNES_EMBEDDER"] = "mine"
+    done = subprocess.run(
+        [str(rt.paths.launcher), "-c", show], capture_output=True, text=True, check=True, env=env
+    )
+    assert done.stdout.strip() == f"{weights} mine"
+    assert "bad name" not in rt.paths.launcher.read_text()
+    launcher.write(rt, str(tmp_path / "other" / "python3"))  # re-pointed (heal): settings kept
+    assert launcher.settings(rt.paths.launcher) == {
+        "FUNES_EMBEDDER": "x'y",
+        "FUNES_MODEL_PATH": weights,
+    }

@@ -394,3 +394,20 @@ def test_forget_remote_deletes_the_rows_in_one_commit_and_stale_caches_drop_them
     assert {h.chunk.session_id for h in after.result.hits} == {kept.session_id}
     up_to_date = run_forget(rt, plan_forget(rt, local, ForgetRequest(remotes=(str(shared),))))
     assert up_to_date.remote_reports[0].commit is None  # nothing left to delete: no commit
+
+
+def test_a_push_without_pylance_says_how_to_get_it_and_leaves_no_remote_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a tool install without the hub extra crashed with ModuleNotFoundError and left a
+    # funes.json in the target, which then read as an empty shared memory
+    rt = _runtime(tmp_path / "a")
+    home = tmp_path / "a-claude"
+    write_claude_session(home, [("user", "where do grebe logs go?"), ("assistant", "To loki.")])
+    run_index(rt, parse_memory(None, rt), IndexRequest(path=home / "projects"))
+    monkeypatch.setitem(__import__("sys").modules, "lance", None)  # `import lance` fails
+    shared = tmp_path / "shared"
+    with pytest.raises(RemoteError, match="needs pylance") as raised:
+        run_push(rt, parse_memory(str(shared), rt), PushRequest(create=True, assume_yes=True))
+    assert "[hub]" in (raised.value.hint or "")
+    assert not shared.exists() or not any(shared.iterdir())

@@ -167,3 +167,24 @@ def test_terminal_escape_sequences_never_reach_the_reader() -> None:
     for text in (out, got):
         assert "\x1b" not in text and "\x07" not in text and "\x9b" not in text and "\r" not in text
     assert "ok  red 2J done" in out
+
+
+def test_sessions_name_each_session_by_the_label_recall_headers_show() -> None:
+    # `sessions` showed the first 8 characters of the id (`2026-03-` for every pi session of
+    # a month), which `get` could not resolve; recall headers show the label
+    from funes.commands import SessionsOutcome
+    from funes.retrieval import SessionPage
+    from funes.store import SessionSummary
+
+    def summary(session_id: str, label: str | None) -> SessionSummary:
+        return SessionSummary(
+            session_id, "pi", "/home/dev/shop", "-home-dev-shop", None, "2026-03-21T10:00:00.000Z",
+            "2026-03-21T11:00:00.000Z", 2, 3, "turn-1", "Scale the glaze recipe", 2, label,
+        )  # fmt: skip
+
+    pi_id = "2026-03-21T10-00-00-000Z_019a4b5c-6d7e-7f80-9a1b-2c3d4e5f6a7b"
+    page = SessionPage(2, 0, [summary(pi_id, None), summary("agent-a5", "a45e9651/Explore-a5")])
+    out = agent.sessions(SessionsOutcome(page, "local", 20))
+    assert "-home-dev-shop/4e5f6a7b " in out
+    assert "-home-dev-shop/a45e9651/Explore-a5 " in out
+    assert "/2026-03-" not in out
