@@ -55,3 +55,19 @@ def machine_info(repo: Path) -> dict[str, Any]:
         **{f"store_{k}": v for k, v in versions().items()},
         "git_commit": commit + ("-dirty" if dirty else ""),
     }
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident set in MB: VmHWM from /proc/self/status, which exec
+    resets. getrusage's ru_maxrss is not reset by exec on Linux: a child started from a
+    1.4 GB bench process reported 1.4 GB whatever it did (falls back to it elsewhere)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024.0  # kB
+    except OSError:
+        pass
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # KiB on Linux

@@ -10,7 +10,7 @@ words drawn from a 5,000-word vocabulary, sessions of 20 chunks, random unit vec
 offline embedder's 384 dimensions, stored int8 as funes stores them) is pushed by a fresh child
 process (`--child`) into an empty shared directory with the real `funes.remote.push`: the
 outbox, the Lance appends, both indexes, the receipt. The child reports its own peak RSS
-(`getrusage` ru_maxrss) and the seconds it took. The memory grows in place from one size to
+(VmHWM, `bench.machine.peak_rss_mb`) and the seconds it took. The memory grows in place from one size to
 the next, and each size is pushed into a new directory (a first publish of all of it: the
 1M-chunk case of the issue).
 
@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import resource
 import shutil
 import subprocess
 import sys
@@ -37,6 +36,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from bench.machine import peak_rss_mb
 
 TARGET_MB = 1024.0  # issue 18: push peak RSS ≤ 1 GB for a 1M-chunk memory
 AT = 1_000_000  # the memory size the target names
@@ -110,7 +111,7 @@ class CanaryOnlyScanner:
 
 
 def _peak_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # KiB on Linux
+    return peak_rss_mb()
 
 
 def child_push(db: Path, dest: Path) -> dict[str, Any]:

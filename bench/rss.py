@@ -7,7 +7,7 @@ shapes, prose, tool calls and tool output in the dev set's proportions, words dr
 dev set) is indexed in a fresh process by funes' write path (`funes.ingest.index` over the
 discovered Claude Code source, no time budget) with the current embedder loaded; then
 `--vectors` owed vectors are embedded (the model's memory does not depend on the history, so
-embedding all 300k would only take hours). The child prints its `ru_maxrss` (peak resident
+embedding all 300k would only take hours). The child prints its VmHWM (peak resident
 set, the model's sessions included) next to the chunks it stored. Flat means the 300k figure
 stays within a few per cent of the 10k one.
 """
@@ -18,13 +18,14 @@ import argparse
 import json
 import os
 import random
-import resource
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from bench.machine import peak_rss_mb
 
 TURNS_PER_SESSION = 20
 # one turn's blocks: (record role, kind); about the dev set's mix of chunk kinds
@@ -148,7 +149,7 @@ def child(home: Path, funes_home: Path, vectors: int) -> dict[str, Any]:
         "vectors": done[0],
         "embed_s": round(embed_s, 1),
         "owed_after": store.owed_total(),
-        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1),
+        "peak_rss_mb": round(peak_rss_mb(), 1),
     }
     store.close()
     return out
