@@ -162,16 +162,8 @@ def field_quality(work_dir: Path) -> dict[str, Any]:
         groups[kind][1] += 1
         if kind == "non_secret":
             gate_held += bool(gate.scan(redact(c.text, scanner)[0]))
-    n = len(ps)
     return {
-        "placements": n,
-        "values": len({p.secret.value for p in ps}),
-        "kinds": len({p.secret.kind for p in ps}),
-        "reach_store": sum(reach_store.values()),
-        "reach_store_pct": round(100 * sum(reach_store.values()) / n, 2),
-        "reach_store_by_context": reach_store,
-        "reach_push": sum(reach_push.values()),
-        "push_held_back_chunks": held,
+        **_reach([(p.secret.value, p.secret.kind) for p in ps], reach_store, reach_push, held),
         "non_secret": groups["non_secret"][1],
         "non_secret_redacted": groups["non_secret"][0],
         "non_secret_redacted_pct": round(
@@ -190,6 +182,28 @@ def _leaked(value: str, text: str) -> bool:
     if "\n" not in value:
         return value in text
     return any(line in text for line in value.split("\n")[1:-1] if len(line) > 16)
+
+
+def _reach(
+    placed: list[tuple[str, str]],
+    reach_store: dict[str, int],
+    reach_push: dict[str, int],
+    held: int,
+) -> dict[str, Any]:
+    """The placement figures both corpora report: `placed` is (value, kind) per placement,
+    `reach_store` / `reach_push` placements that reached the store / a push per context,
+    `held` the chunks the gate held back."""
+    n = len(placed)
+    return {
+        "placements": n,
+        "values": len({v for v, _ in placed}),
+        "kinds": len({k for _, k in placed}),
+        "reach_store": sum(reach_store.values()),
+        "reach_store_pct": round(100 * sum(reach_store.values()) / n, 2),
+        "reach_store_by_context": reach_store,
+        "reach_push": sum(reach_push.values()),
+        "push_held_back_chunks": held,
+    }
 
 
 def heldout_quality(work_dir: Path) -> dict[str, Any]:
@@ -270,17 +284,9 @@ def heldout_quality(work_dir: Path) -> dict[str, Any]:
         reach_store[ctx], reach_push[ctx] = n_store, n_push
     scanner_gate = gate_scanner()
     cands, code = candidates(), realistic()
-    n = len(ps)
     return {
-        "placements": n,
-        "values": len({p.value.value for p in ps}),
-        "kinds": len({p.value.kind for p in ps}),
-        "reach_store": sum(reach_store.values()),
-        "reach_store_pct": round(100 * sum(reach_store.values()) / n, 2),
-        "reach_store_by_context": reach_store,
-        "reach_push": sum(reach_push.values()),
+        **_reach([(p.value.value, p.value.kind) for p in ps], reach_store, reach_push, held),
         "reach_push_by_context": reach_push,
-        "push_held_back_chunks": held,
         "missed_examples": sorted(set(missed))[:40],
         "non_secret": len(cands),
         "non_secret_redacted": (c1 := sum(1 for c in cands if scanner.scan(c.text))),
