@@ -183,7 +183,9 @@ TIER_LABELS = ("text", "tool calls", "tool output")  # the index tiers, in order
 
 def owed_line(owed: OwedChunks) -> str:
     """`12 text, 3 tool calls, 40 tool output chunks from 5 session files` (`at least …` when
-    counting ran out of time)."""
+    counting ran out of time; `nothing` when every session file is indexed)."""
+    if owed.complete and owed.total == 0:
+        return "nothing (every session file is indexed)"
     parts = ", ".join(f"{n} {label}" for n, label in zip(owed.chunks, TIER_LABELS, strict=True))
     line = (
         f"{parts} chunks from {owed.files} session files (the next `funes index --yes` writes them)"

@@ -40,6 +40,8 @@ def test_status_counts_what_the_next_index_writes_per_tier(
     }
     assert status["path"] == str(Paths.resolve().memory_db)
     assert status["size_bytes"] > 0 and status["without_vectors"] == 0
+    agent = run("status", "--format", "agent").stdout
+    assert "owed: nothing (every session file is indexed)" in agent
 
     write_claude_session(claude)  # a second session, and a grown third one
     grown = session_path(claude, "/home/dev/grown", "grown-session")
