@@ -120,7 +120,7 @@ def run_index(
     try:
         with store.writing(wait_s=request.lock_wait_s, announce=True, on_wait=on_wait):
             spec = rt.embedder_spec_for(store.model_id)
-            store.check_model(spec.model_id)
+            store.check_model(spec.model_id, writing=True)
             embedder = rt.embedder(spec) if store.vectors_available else None
             job = IndexJob(
                 store=store,

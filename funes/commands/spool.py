@@ -124,7 +124,7 @@ def _drain_memory(
         try:
             with store.writing(wait_s=params.store_wait_s):
                 spec = rt.embedder_spec_for(store.model_id)
-                store.check_model(spec.model_id)
+                store.check_model(spec.model_id, writing=True)
                 job = IndexJob(
                     store=store,
                     embedder=rt.embedder(spec) if store.vectors_available else None,

@@ -142,12 +142,17 @@ class StoreHandle:
 
         The first stamp also records `embedding_input`, the recipe every later write of this
         memory embeds with (an existing memory keeps its own). Raises IncompatibleStore when
-        the memory was built with another model.
+        the memory was built with another model and holds vectors of it; a memory stamped
+        but never embedded into (its first index stopped before the model loaded: offline,
+        killed) is taken over by `model_id`, its chunks still owed their vectors.
         """
-        if self.model_id is not None:
-            self.check_model(model_id)
+        if self.model_id == model_id:
             return
+        self.check_model(model_id, writing=True)
         with self._tx():
+            if self.model_id is not None:  # stamped, never embedded into: start over
+                meta.drop(self._raw, ("reembed_target", "reembed_upto"))
+                self._raw.execute("drop table if exists chunks_vec")
             meta.put(
                 self._raw,
                 [
@@ -163,9 +168,24 @@ class StoreHandle:
                 create_vector_table(self._raw, dim=dim, element=element)
         self._meta = self._read_meta()
 
-    def check_model(self, model_id: str) -> None:
-        """Raise IncompatibleStore unless this memory's vectors come from `model_id`."""
-        if self.model_id is not None and self.model_id != model_id:
+    def _holds_vectors(self) -> bool:
+        """Whether any vector was ever stored (True when that cannot be read: the table
+        exists but sqlite-vec is not loaded in this process)."""
+        table = "select 1 from sqlite_master where name = 'chunks_vec'"
+        if self._raw.execute(table).fetchone() is None:
+            return False
+        if not self._conn.vectors:
+            return True
+        return self._raw.execute("select 1 from chunks_vec limit 1").fetchone() is not None
+
+    def check_model(self, model_id: str, *, writing: bool = False) -> None:
+        """Raise IncompatibleStore unless this memory's vectors come from `model_id`.
+
+        `writing`: a writer about to embed with `model_id` may also take over a memory that
+        holds no vector yet (`stamp_model` then re-stamps it); a reader may not (its query
+        vector would not fit the memory's vector table)."""
+        other = self.model_id is not None and self.model_id != model_id
+        if other and (not writing or self._holds_vectors()):
             raise IncompatibleStore(
                 f"this memory was built with {self.model_id}, not {model_id}",
                 hint=f"recall with the same model (FUNES_EMBEDDER), or rebuild: move {self.path} "

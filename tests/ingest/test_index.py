@@ -4,11 +4,14 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from conftest import OFFLINE_EMBEDDER
 from fakes import BagOfWordsEmbedder
 from support.claude import conversation, write_session
+from support.cli import Ran
 
 from funes.ingest import IndexJob, index
 from funes.redact import RuleScanner
@@ -222,3 +225,23 @@ def test_chunks_are_stored_first_and_embedded_once_prose_first(
         assert kinds == sorted(kinds, key=["prose", "tool_result", "tool_use"].index), kinds
         third = index(discover(AgentHomes.resolve()), again)
         assert third.vectors_backfilled == 0 and len(emb.inputs) == total
+
+
+def test_the_readmes_offline_fix_works_after_a_first_index_without_model_weights(
+    isolated_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run: Callable[..., Ran]
+) -> None:
+    """Offline, the default model is not cached: the first `funes index` fails with a hint to
+    use the offline weights. Following it must work: the memory the failed run created is
+    taken over by the offline model, not refused as "built with" a model that never wrote."""
+    write_session(isolated_env, conversation(PAIRS))
+    monkeypatch.delenv("FUNES_EMBEDDER")  # the users' default model
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "empty-hf"))
+    failed = run("index", "--yes")
+    assert failed.returncode != 0 and "FUNES_EMBEDDER=" in failed.stderr
+    monkeypatch.setenv("FUNES_EMBEDDER", OFFLINE_EMBEDDER)
+    fixed = run("index", "--yes")
+    assert fixed.returncode == 0, fixed.stderr
+    status = json.loads(run("status", "--json").stdout)
+    assert status["without_vectors"] == 0 and status["chunks"] == len(PAIRS)
+    found = run("recall", "--all", "how was the bank call timeout fixed")
+    assert found.returncode == 0 and "idempotency key" in found.stdout

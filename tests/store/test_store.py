@@ -86,6 +86,30 @@ def test_recall_with_another_embedding_model_is_refused_with_how_to_rebuild(tmp_
     assert err.value.hint is not None and "rebuild" in err.value.hint
 
 
+def test_a_memory_stamped_but_never_embedded_into_is_taken_over_by_the_next_writer(
+    tmp_path: Path,
+) -> None:
+    """A first index that stamped the memory and then could not load its model (offline,
+    killed) must not lock the memory to that model: the next writer's model takes it over,
+    the chunks already stored stay and are owed their vectors. Once a vector exists, it is
+    the model's memory."""
+    emb = BagOfWordsEmbedder()
+    chunks = list(chunk_turn(_turn(0, "the payment webhook holds a row lock")))
+    with Store.open(tmp_path / "m.db") as store:
+        store.stamp_model("unreachable/model@1", 32, element="float")
+        assert store.add(chunks, None) == 1  # prose stored first, its vector owed
+        with pytest.raises(IncompatibleStore):
+            store.check_model(emb.model_id)  # a reader's query vector would not fit
+        store.stamp_model(emb.model_id, emb.dim)
+        assert (store.model_id, store.dim, store.vector_element) == (emb.model_id, emb.dim, "int8")
+        owed = store.owed_vectors(limit=10)
+        assert [text for _, text, _, _ in owed] == [chunks[0].text]
+        store.add_vectors(owed, emb.embed([chunks[0].text]))
+        assert len(store.semantic(emb.embed(["webhook row lock"])[0], k=3)) == 1
+        with pytest.raises(IncompatibleStore, match=emb.model_id):
+            store.stamp_model("unreachable/model@1", 32)
+
+
 def test_adding_the_same_chunks_twice_writes_them_once(tmp_path: Path) -> None:
     emb = BagOfWordsEmbedder()
     with Store.open(tmp_path / "m.db") as store:
