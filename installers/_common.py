@@ -252,7 +252,7 @@ def backup_once(path: Path, backups: Path) -> Path | None:
     if not path.exists():
         if target.exists():  # from an earlier install; the file has gone since: funes creates it
             target.replace(target.with_name(target.name + ".previous"))
-        _created_marker(path, backups).write_text(str(path) + "\n")
+        atomic_write(_created_marker(path, backups), (str(path) + "\n").encode())
         return None
     if target.exists():
         return None
@@ -320,7 +320,7 @@ def make_dir_noted(path: Path, backups: Path) -> None:
         return
     backups.mkdir(parents=True, exist_ok=True, mode=0o700)
     path.mkdir(parents=True, exist_ok=True)
-    _created_marker(path, backups).touch()
+    atomic_write(_created_marker(path, backups), b"")
 
 
 def remove_dir_if_created(path: Path, ctx: Context, changes: Changes) -> None:

@@ -28,7 +28,7 @@ from funes.inference import (
     reranker_spec,
     use_model_path,
 )
-from funes.paths import Paths
+from funes.paths import Paths, create_private_file
 from funes.settings import DEFAULT_EMBEDDER, REMOTE, ModelChoice, RemoteParams, hub_offline
 from funes.traces import AgentHomes
 
@@ -131,9 +131,8 @@ class Runtime:
             self._reranker_error = exc.message
             with contextlib.suppress(OSError):
                 self.paths.ensure()
-                self._reranker_failure.write_text(
-                    json.dumps({"model_id": spec.model_id, "at": time.time()})
-                )
+                failure = {"model_id": spec.model_id, "at": time.time()}
+                create_private_file(self._reranker_failure).write_text(json.dumps(failure))
         return self._reranker
 
     def reranker_status(self) -> str:

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from fakes import BagOfWordsEmbedder
+from support.claude import write_claude_session
+from support.cli import Ran
 
 from funes.chunks import chunk_turn
 from funes.paths import Paths, create_private_file, ensure_private_dir
@@ -125,3 +127,32 @@ def test_model_verification_stamps_are_private(tmp_path: Path, umask: int) -> No
     files = list(stamps.iterdir())
     assert files and all(_mode(f) == 0o600 for f in files)
     assert _mode(stamps) == 0o700 and _mode(stamps.parent) == 0o700
+
+
+def test_everything_funes_writes_under_its_home_is_private(
+    isolated_env: Path, run: Callable[..., Ran], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The whole kind: install hooks (backups and their notes), index, recall with a reranker
+    that cannot be downloaded (its failure note), status; then no file under FUNES_HOME is
+    readable by others, and no directory either, with a umask that would allow it."""
+    old = os.umask(0o022)
+    try:
+        write_claude_session(isolated_env / ".claude")
+        (isolated_env / ".claude" / "settings.json").write_text("{}\n")
+        assert run("add", "claude", "--yes").returncode == 0
+        assert run("index", "--yes").returncode == 0
+        monkeypatch.setenv("FUNES_RERANKER", "ms-marco-minilm-l6-v2")  # not cached, offline
+        assert run("recall", "--all", "anything").returncode == 0
+        assert run("status").returncode == 0
+    finally:
+        os.umask(old)
+    home = Path(os.environ["FUNES_HOME"])
+    names = {p.name for p in home.rglob("*")}
+    assert "reranker-download-failed.json" in names
+    assert any(n.endswith((".orig", ".created-by-funes")) for n in names), names
+    loose = [
+        (str(p.relative_to(home)), oct(_mode(p)))
+        for p in home.rglob("*")
+        if not p.is_symlink() and _mode(p) & 0o077
+    ]
+    assert loose == []
