@@ -134,6 +134,13 @@ def _mcp_entry(ctx: Context) -> CommentedMap:
     return entry
 
 
+def preflight(ctx: Context) -> None:
+    """Raise InstallError when a file `install` edits is one funes will not rewrite (checked
+    before `funes add` writes anything)."""
+    _load(config_path(ctx))
+    load_json_object(allowlist_path(ctx))
+
+
 def install(ctx: Context) -> Changes:
     changes = Changes()
     path = config_path(ctx)

@@ -179,15 +179,27 @@ def _ours(text: str | None) -> bool:
     return text is not None and text.startswith(FIRST_LINE)
 
 
-def install(ctx: Context) -> Changes:
-    changes = Changes()
-    path = extension_path(ctx)
+def preflight(ctx: Context) -> None:
+    """Raise InstallError when the extension file `install` writes is someone else's
+    (checked before `funes add` writes anything)."""
+    _current(extension_path(ctx))
+
+
+def _current(path: Path) -> str | None:
+    """The extension funes wrote at `path` (None: none yet); InstallError if it is not ours."""
     current = read_text(path)
     if current is not None and not _ours(current):
         raise InstallError(
             f"{path} exists and was not written by funes; funes will not overwrite it",
             hint="rename your extension, then run `funes add pi` again",
         )
+    return current
+
+
+def install(ctx: Context) -> Changes:
+    changes = Changes()
+    path = extension_path(ctx)
+    current = _current(path)
     text = render(ctx)
     if current != text:
         backup_once(path, ctx.backups)

@@ -17,6 +17,7 @@ from funes.commands import (
     has_hub_token,
     local_chunks,
     personal_memory,
+    preflight_agent,
     refuse_missing_agent,
     run_add,
     run_index,
@@ -89,6 +90,7 @@ def add(
     console = err_console()
     if not force:
         refuse_missing_agent(rt, harness)
+    preflight_agent(rt, harness)
     ref = _target(rt, console, harness, memory)
     if ref is not None and ref.shared:
         _prepare_shared(rt, console, ref, create=create)

@@ -20,6 +20,7 @@ from funes.commands.add import (
     has_hub_token,
     local_chunks,
     personal_memory,
+    preflight_agent,
     refuse_missing_agent,
     run_add,
 )
@@ -87,6 +88,7 @@ __all__ = [
     "plan_ask",
     "plan_forget",
     "retry_failed",
+    "preflight_agent",
     "refuse_missing_agent",
     "run_add",
     "run_ask",

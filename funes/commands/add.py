@@ -62,6 +62,15 @@ def refuse_missing_agent(rt: Runtime, harness: Harness) -> None:
         )
 
 
+def preflight_agent(rt: Runtime, harness: Harness) -> None:
+    """Raise AgentError when a configuration file of the agent is one its installer will not
+    rewrite (invalid JSON/TOML/YAML, someone else's extension), before `funes add` indexes,
+    publishes or writes anything."""
+    from funes.wiring import call, context
+
+    call(harness, "preflight", context(rt, harness, None))
+
+
 def run_add(
     rt: Runtime,
     harness: Harness,

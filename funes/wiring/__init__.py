@@ -1,7 +1,7 @@
 """funes wired into each agent: its installer loaded and run, the hook script copied, checks.
 
     installers.py  load the bundled `installers/<agent>.py`, build its Context, call
-                   install/uninstall/check, copy the hook (hooks/) into the data dir
+                   preflight/install/uninstall/check, copy the hook (hooks/) into the data dir
     launcher.py    the launcher hooks and MCP registrations run (survives an install moving)
 
 The verbs `funes add` / `funes remove` (funes.commands) and `funes status` use it. It sits

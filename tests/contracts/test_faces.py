@@ -27,7 +27,7 @@ PUBLIC: dict[str, set[str]] = {
         "SessionsRequest", "SourceStatus", "SpoolStatus", "StatusReport", "WatchReport",
         "add_target", "check_shared", "create_shared", "curate_decide", "curate_review",
         "curation_status", "has_hub_token", "local_chunks", "no_support_line", "personal_memory",
-        "plan_ask", "refuse_missing_agent", "plan_forget", "retry_failed", "run_add", "run_ask", "run_drain", "run_forget",
+        "plan_ask", "preflight_agent", "refuse_missing_agent", "plan_forget", "retry_failed", "run_add", "run_ask", "run_drain", "run_forget",
         "run_get", "run_index", "run_push", "run_recall", "run_remove", "run_scrub", "run_sessions",
         "run_spool_status",
         "run_status", "run_watch", "sources_for",

@@ -8,13 +8,15 @@ import shlex
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import tomlkit
 from ruamel.yaml import YAML
-from support.claude import append_turns, session_path, stop_payload
+from support.claude import append_turns, session_path, stop_payload, write_claude_session
+from support.cli import Ran
 
 from funes.commands import run_add, run_remove
 from funes.commands.recall import RecallRequest, run_recall
@@ -268,6 +270,31 @@ def test_a_settings_file_that_is_not_json_is_refused_untouched(
     with pytest.raises(AgentError, match="not valid JSON"):
         run_add(rt, agent_harness("claude"))
     assert path.read_text() == "{ not json"
+
+
+UNREWRITABLE = {
+    "claude": (".claude/settings.json", "{ not json", "not valid JSON"),
+    "codex": (".codex/config.toml", "model = [unclosed", "not valid TOML"),
+    "hermes": (".hermes/config.yaml", "hooks: [unclosed", "not valid YAML"),
+    "pi": (".pi/agent/extensions/funes.ts", "// my own extension\n", "not written by funes"),
+}
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_add_refuses_a_config_it_will_not_rewrite_before_writing_or_indexing_anything(
+    agent: str, isolated_env: Path, run: Callable[..., Ran]
+) -> None:
+    """Checked first: no hook script, launcher, memory or first index is left behind by an
+    `add` that then refuses the agent's configuration."""
+    name, text, error = UNREWRITABLE[agent]
+    path = isolated_env / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    write_claude_session(isolated_env / ".claude")  # history a first index would read
+    refused = run("add", agent, "--yes")
+    assert refused.returncode != 0 and error in refused.stderr, refused.stderr
+    assert path.read_text() == text
+    assert not Path(os.environ["FUNES_HOME"]).exists()
 
 
 def test_codex_gets_notify_and_mcp_in_config_toml_with_comments_kept(
