@@ -48,7 +48,7 @@ def run_get(
     try:
         store = opened.store
         # a short id (a prefix of exactly one session's id); an unknown one is "not found"
-        session_id = match_session(store, session_id) or session_id
+        session_id = match_session(opened.stores, session_id) or session_id
         filters = filters_for(Scope(scope.project, scope.since, scope.until), store)
         turns = get_turns(opened.memory, session_id, turn_id, window=window, filters=filters)
         return GetOutcome(turns, session_id, turn_id, opened.label, foreign_owner(rt, memory))

@@ -31,6 +31,13 @@ class Reading:
     notes: list[str] = field(default_factory=list)
     _opened: list[OpenMemory] = field(default_factory=list)
 
+    @property
+    def stores(self) -> list[Store]:
+        """The memories read (the bound one first, then this host's unpublished turns)."""
+        if isinstance(self.memory, MemoryUnion):
+            return list(self.memory.stores)
+        return [self.store]
+
     def label_of(self, chunk: StoredChunk) -> str:
         """Which memory a fetched chunk came from (its `→ get … --memory` value)."""
         if isinstance(self.memory, MemoryUnion):

@@ -62,7 +62,7 @@ def run_recall(
         reranker = rt.reranker() if request.params.rerank else None
         filters = filters_for(
             request.scope,
-            store,
+            opened.stores,
             harness=request.harness.value if request.harness else None,
             block_type=request.block_type.value if request.block_type else None,
         )

@@ -19,6 +19,7 @@ Times become ISO-8601 UTC strings as stored, so the store compares them as text.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -106,17 +107,26 @@ def repository_root(path: Path) -> Path | None:
     return None
 
 
-def match_session(store: Store, value: str) -> str | None:
-    """The full id of the one session `value` names: its id, a prefix of exactly one
-    session's id, or the label a recall header shows for it (`7f3a9c2e`, a pi session's
-    `4e5f6a7b`, a subagent's `7f3a9c2e/Explore-a2df51c9`); None when none matches. Raises
-    UsageError when several do."""
-    text = printable(value.strip())
+def _sessions_named(store: Store, text: str) -> list[str]:
+    """Ids of the sessions of `store` that `text` names (see match_session), a few at most."""
     found = store.sessions_starting(text, limit=AMBIGUOUS_SHOWN + 1) if text else []
     if text and not found:
         found = [sid for sid, label in store.session_labels() if (label or short_id(sid)) == text][
             : AMBIGUOUS_SHOWN + 1
         ]
+    return found
+
+
+def match_session(stores: Store | Sequence[Store], value: str) -> str | None:
+    """The full id of the one session `value` names: its id, a prefix of exactly one
+    session's id, or the label a recall header shows for it (`7f3a9c2e`, a pi session's
+    `4e5f6a7b`, a subagent's `7f3a9c2e/Explore-a2df51c9`); None when none matches. Raises
+    UsageError when several do. Several `stores` (a bound memory and this host's unpublished
+    turns) are searched together; a session both hold is one session."""
+    text = printable(value.strip())
+    found: list[str] = []
+    for store in [stores] if isinstance(stores, Store) else stores:
+        found += [sid for sid in _sessions_named(store, text) if sid not in found]
     if text in found or len(found) == 1:
         return text if text in found else found[0]
     if not found:
@@ -127,9 +137,9 @@ def match_session(store: Store, value: str) -> str | None:
     )
 
 
-def resolve_session(store: Store, value: str) -> str:
+def resolve_session(stores: Store | Sequence[Store], value: str) -> str:
     """`match_session`, and UsageError when no session matches."""
-    found = match_session(store, value)
+    found = match_session(stores, value)
     if found is None:
         raise UsageError(
             f"no session {printable(value.strip())!r} in this memory",
@@ -140,7 +150,7 @@ def resolve_session(store: Store, value: str) -> str:
 
 def filters_for(
     scope: Scope,
-    store: Store,
+    stores: Store | Sequence[Store],
     *,
     harness: str | None = None,
     block_type: str | None = None,
@@ -155,7 +165,7 @@ def filters_for(
     return Filters(
         harness=harness,
         block_type=block_type,
-        session=resolve_session(store, scope.session) if scope.session else None,
+        session=resolve_session(stores, scope.session) if scope.session else None,
         since=since,
         until=until,
         project=project_scope(scope.project) if scope.project else None,

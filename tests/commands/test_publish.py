@@ -28,6 +28,7 @@ from funes.commands import (
 from funes.commands.add import create_shared
 from funes.commands.publish import publish_due, request_publishing
 from funes.commands.push import record_landed
+from funes.commands.scope import Scope
 from funes.commands.spool import run_drain
 from funes.ingest import Spool, SpoolEntry
 from funes.memory import MemoryKind, MemoryRef, PublishQueue, Runtime, load_bindings, parse_memory
@@ -35,7 +36,7 @@ from funes.remote import PushReport
 from funes.render import agent as agent_render
 from funes.settings import SPOOL, PublishParams
 from funes.store import Store
-from funes.traces import Harness
+from funes.traces import Harness, short_id
 
 pytestmark = pytest.mark.models
 
@@ -182,6 +183,13 @@ def test_recall_through_a_bound_memory_shows_the_remote_and_this_hosts_unpublish
     for where in (parse_memory("local", b), memory):
         got = run_get(b, where, session_id, turn_id, window=1)
         assert any("arm toolchain" in block for t in got.turns for block in t.blocks), where
+    # so does the short label a header shows, for `get` and `--session`, through the binding
+    label = short_id(mine.session_id)
+    assert label != mine.session_id
+    got = run_get(b, memory, label, turn_id, window=1)
+    assert got.session_id == mine.session_id and got.turns
+    scoped = run_recall(b, memory, RecallRequest("ocelot firmware", scope=Scope(session=label)))
+    assert {h.chunk.session_id for h in scoped.result.hits} == {mine.session_id}
 
     hook(b, mine, "SessionEnd")
     assert run_drain(b, params=FAST, publish=NO_RETRY).pushes == 1
