@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from funes.commands.reading import open_reading
 from funes.commands.scope import NO_SCOPE, Scope, filters_for
 from funes.errors import UsageError
-from funes.memory import MemoryRef, Runtime, foreign_owner, open_memory
-from funes.retrieval import SessionPage, list_sessions
+from funes.memory import MemoryRef, Runtime, foreign_owner
+from funes.retrieval import MemoryUnion, SessionPage, list_sessions
 from funes.traces import Harness
 
 DEFAULT_LIMIT = 20
@@ -43,15 +44,15 @@ def run_sessions(rt: Runtime, memory: MemoryRef, request: SessionsRequest) -> Se
         raise UsageError(
             "sessions takes no --session", hint="`funes get <session> <turn>` reads one"
         )
-    opened = open_memory(rt, memory)
+    opened = open_reading(rt, memory)
     try:
         filters = filters_for(
             request.scope,
-            opened.store,
+            opened.stores,
             harness=request.harness.value if request.harness else None,
         )
         page = list_sessions(
-            opened.store,
+            opened.memory if isinstance(opened.memory, MemoryUnion) else opened.store,
             filters=filters,
             prompt=request.prompt.strip() if request.prompt and request.prompt.strip() else None,
             limit=request.limit,

@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 
 from funes.redact import Scanner, default_scanner
 from funes.retrieval.guard import guard_text
+from funes.retrieval.union import MemoryUnion
 from funes.store import NO_FILTERS, Filters, SessionSummary, Store
 
 
@@ -27,7 +28,7 @@ class SessionPage:
 
 
 def list_sessions(
-    store: Store,
+    store: Store | MemoryUnion,
     *,
     filters: Filters = NO_FILTERS,
     prompt: str | None = None,
@@ -36,7 +37,8 @@ def list_sessions(
     scanner: Scanner | None = None,
 ) -> SessionPage:
     """Sessions with a chunk that `filters` admit (and whose opening prompt holds `prompt`),
-    newest first by their latest turn, `limit` from `offset`."""
+    newest first by their latest turn, `limit` from `offset` (through a binding: the shared
+    memory's and this host's unpublished ones, see MemoryUnion.session_summaries)."""
     scanner = scanner or default_scanner()
     total, rows = store.session_summaries(filters, prompt=prompt, limit=limit, offset=offset)
     guarded = [replace(r, opening=guard_text(r.opening, r.opening_version, scanner)) for r in rows]

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from funes.store import NO_FILTERS, Filters, Store, StoredChunk
+from funes.store import NO_FILTERS, Filters, SessionSummary, Store, StoredChunk
 
 if TYPE_CHECKING:
     import numpy as np
@@ -128,6 +128,33 @@ class MemoryUnion:
             total += n
             dfs = [a + b for a, b in zip(dfs, counts, strict=True)]
         return total, dfs
+
+    def session_summaries(
+        self, filters: Filters = NO_FILTERS, *, prompt: str | None = None, limit: int, offset: int
+    ) -> tuple[int, list[SessionSummary]]:
+        """(sessions matching, one page of them) over every member, newest first, a session
+        several members hold listed once (the summary that saw its latest turn: a partly
+        published session reads whole) and counted once (a later member's session counts
+        only when the first member holds none of it). The first member (the shared memory,
+        the large one) is read one page deep, later ones (this host's) whole."""
+        first, *later = self.stores
+        total, rows = first.session_summaries(
+            filters, prompt=prompt, limit=offset + limit, offset=0
+        )
+        best = {row.session_id: row for row in rows}
+        for store in later:
+            n = store.session_summaries(filters, prompt=prompt, limit=1, offset=0)[0]
+            for row in store.session_summaries(filters, prompt=prompt, limit=max(n, 1), offset=0)[
+                1
+            ]:
+                kept = best.get(row.session_id)
+                if kept is None and first.session_key(row.session_id) is None:
+                    total += 1
+                if kept is None or (row.ended, row.turns) > (kept.ended, kept.turns):
+                    best[row.session_id] = row
+        ordered = sorted(best.values(), key=lambda r: r.session_id)
+        ordered.sort(key=lambda r: r.ended, reverse=True)  # stable: newest first, then by id
+        return total, ordered[offset : offset + limit]
 
     def size_hint(self) -> int:
         return sum(s.size_hint() for s in self.stores)

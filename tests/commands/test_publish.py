@@ -29,6 +29,7 @@ from funes.commands.add import create_shared
 from funes.commands.publish import publish_due, request_publishing
 from funes.commands.push import record_landed
 from funes.commands.scope import Scope
+from funes.commands.sessions import SessionsRequest, run_sessions
 from funes.commands.spool import run_drain
 from funes.ingest import Spool, SpoolEntry
 from funes.memory import MemoryKind, MemoryRef, PublishQueue, Runtime, load_bindings, parse_memory
@@ -190,12 +191,19 @@ def test_recall_through_a_bound_memory_shows_the_remote_and_this_hosts_unpublish
     assert got.session_id == mine.session_id and got.turns
     scoped = run_recall(b, memory, RecallRequest("ocelot firmware", scope=Scope(session=label)))
     assert {h.chunk.session_id for h in scoped.result.hits} == {mine.session_id}
+    # `sessions` through the binding lists both, each once, newest first
+    listed = run_sessions(b, memory, SessionsRequest()).page
+    assert [s.session_id for s in listed.sessions] == [mine.session_id, a_session]
+    assert listed.total == 2 and not listed.more
+    second = run_sessions(b, memory, SessionsRequest(limit=1, offset=1)).page
+    assert [s.session_id for s in second.sessions] == [a_session] and second.total == 2
 
     hook(b, mine, "SessionEnd")
     assert run_drain(b, params=FAST, publish=NO_RETRY).pushes == 1
     sessions, ids, _ = recalled()
     assert sessions[mine.session_id] == memory.label  # published now: shown from the remote
     assert max(ids.values()) == 1  # …and still once
+    assert run_sessions(b, memory, SessionsRequest()).page.total == 2
     assert Counter(remote_ids(tmp_path / "shared")) == Counter(local_ids(a) | local_ids(b))
 
 

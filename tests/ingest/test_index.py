@@ -8,7 +8,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import OFFLINE_EMBEDDER
 from fakes import BagOfWordsEmbedder
 from support.claude import conversation, write_session
 from support.cli import Ran
@@ -234,11 +233,12 @@ def test_the_readmes_offline_fix_works_after_a_first_index_without_model_weights
     use the offline weights. Following it must work: the memory the failed run created is
     taken over by the offline model, not refused as "built with" a model that never wrote."""
     write_session(isolated_env, conversation(PAIRS))
+    offline = os.environ["FUNES_EMBEDDER"]  # the offline weights the suite runs with
     monkeypatch.delenv("FUNES_EMBEDDER")  # the users' default model
     monkeypatch.setenv("HF_HOME", str(tmp_path / "empty-hf"))
     failed = run("index", "--yes")
     assert failed.returncode != 0 and "FUNES_EMBEDDER=" in failed.stderr
-    monkeypatch.setenv("FUNES_EMBEDDER", OFFLINE_EMBEDDER)
+    monkeypatch.setenv("FUNES_EMBEDDER", offline)
     fixed = run("index", "--yes")
     assert fixed.returncode == 0, fixed.stderr
     status = json.loads(run("status", "--json").stdout)
