@@ -106,7 +106,24 @@ def main(argv: list[str] | None = None) -> None:
         _interrupted()
     except BrokenPipeError:
         sys.exit(0)
+    except Exception as exc:
+        if _from_interrupt(exc):  # an extension module's import turns Ctrl-C into ImportError
+            _interrupted()
+        raise
     sys.exit(0)
+
+
+def _from_interrupt(exc: BaseException) -> bool:
+    """Whether `exc` was raised because of a Ctrl-C (a KeyboardInterrupt in its chain:
+    onnxruntime's import re-raises one as `ImportError: initialization failed`)."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return False
 
 
 def _interrupted() -> NoReturn:

@@ -160,7 +160,7 @@ def test_recall_through_a_bound_memory_shows_the_remote_and_this_hosts_unpublish
     assert run_drain(a, params=FAST, publish=NO_RETRY).pushes == 1
 
     run_add(b, CLAUDE, parse_memory(str(tmp_path / "shared"), b))  # B joins
-    mine = session(b, B_TURNS)
+    mine = write_claude_session(b.homes.of(CLAUDE), B_TURNS, start="2026-11-21T10:00")  # newer
     run_index(b, parse_memory(None, b), IndexRequest(unbudgeted=True))  # indexed, not published
 
     def recalled() -> tuple[dict[str, str], Counter[str], str]:

@@ -92,3 +92,27 @@ def test_ctrl_c_exits_130_without_a_traceback_at_any_moment(
         code, err = _interrupt(args, funes_env, start_s + 1.0, isolated_env / "err.txt")
         assert "Traceback" not in err and "KeyboardInterrupt" not in err, (args, err)
         assert code in (130, -signal.SIGINT, None), (args, code, err)
+
+
+def test_an_import_that_turns_ctrl_c_into_an_import_error_still_exits_130(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """onnxruntime's extension module, interrupted while it initialises, raises
+    `ImportError: initialization failed` from the KeyboardInterrupt: still a Ctrl-C."""
+    import importlib
+
+    from funes.cli import main as entry
+
+    cli_main = importlib.import_module("funes.cli.main")  # the module (the face names the function)
+
+    def interrupted_import(**_: object) -> None:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as exc:
+            raise ImportError("initialization failed") from exc
+
+    monkeypatch.setattr(cli_main.cli, "main", interrupted_import)
+    with pytest.raises(SystemExit) as done:
+        entry(["recall", "anything"])
+    assert done.value.code == 130
+    assert "Traceback" not in capsys.readouterr().err
