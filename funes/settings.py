@@ -59,6 +59,11 @@ class RecallParams:
     answer_share: float = 0.3  # of a question's / tool result's evidence given to the next turn
     exchange_share: float = 0.5  # of an agent-exchange prompt's evidence given to its turns
     period_penalty: float = 0.5  # score cut of turns outside a period the query names
+    # each turn adds this share of its session's evidence (the mean of the session's best
+    # `session_evidence_turns` evidences among the scored turns): of two near-tied turns, the
+    # one whose session supports the query in more turns leads (funes.retrieval.evidence)
+    session_evidence_share: float = 0.3
+    session_evidence_turns: int = 3
     # below this best evidence nothing in the memory supports the query: recall reports a miss.
     # Calibrated with the int8 all-MiniLM-L6-v2 embedder: the largest 0.01 step that keeps ≥ 95%
     # of answerable questions on both the coding dev set (98.2% kept) and LoCoMo (95.9%); their

@@ -24,7 +24,13 @@ evidence):
 the larger of the two counts; the exchange share goes to turns that say something back (a text
 block or a tool result), not to turns that only think or call tools. Within an agent exchange the prompt reaches its turns through
 `exchange_share` only (no context share, no answer share from it), so the turn right after a
-prompt is not favoured over the turn that answers it. Then turns outside a period the query names (`on 16 June, 2023`,
+prompt is not favoured over the turn that answers it. Each turn then adds `session_share` ×
+its session's evidence: the mean of the `session_turns` best evidences among the session's
+scored turns (a session with fewer counts 0 for the rest). Passage-level evidence combined
+with the evidence of the document around it (Callan, SIGIR 1994): a session that speaks of
+the query in several turns is likelier to be the one asked about than a session with one
+stray match, so a near-tie between sessions goes to the one with more support; within a
+session the order is unchanged (every turn of it gets the same amount). Then turns outside a period the query names (`on 16 June, 2023`,
 funes.retrieval.periods) are multiplied by 1 − `period_penalty` when some scored turns fall
 inside it (a period with none, or all, inside changes nothing); the window runs from the
 period's start to `PERIOD_SLACK_DAYS` after its end (a memory records when a thing was talked
@@ -68,6 +74,7 @@ class TurnFacts(Generic[K]):
     agent_exchange: bool = False  # that prompt was answered over ≥ 2 turns
     scaffold: bool = False
     says: bool = True  # holds a text block or a tool result (not only thinking / tool calls)
+    session: Hashable = None  # the session it belongs to (turns of one session share it)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +84,8 @@ class Weights:
     answer_share: float = 0.3
     exchange_share: float = 0.5
     period_penalty: float = 0.5
+    session_share: float = 0.0  # off in the bare arithmetic; recall passes RecallParams'
+    session_turns: int = 3
 
 
 @dataclass(slots=True)
@@ -124,6 +133,10 @@ def score_turns(
         if f.opener is not None and f.agent_exchange and f.says and f.opener in out.evidence:
             add = max(add, weights.exchange_share * out.evidence[f.opener])
         out.score[key] = out.evidence[key] + add
+    if weights.session_share > 0 and weights.session_turns > 0:
+        sessions = session_evidence(facts, out.evidence, weights.session_turns)
+        for key, f in facts.items():
+            out.score[key] += weights.session_share * sessions[f.session]
     if periods and weights.period_penalty > 0:
         inside = {key: _within(f.ts, periods) for key, f in facts.items()}
         if any(inside.values()) and not all(inside.values()):
@@ -131,6 +144,17 @@ def score_turns(
                 if not hit:
                     out.score[key] *= 1 - weights.period_penalty
     return out
+
+
+def session_evidence(
+    facts: Mapping[K, TurnFacts[K]], evidence: Mapping[K, float], turns: int
+) -> dict[Hashable, float]:
+    """Each session's evidence: the mean of the `turns` best evidences among its turns in
+    `facts` (`TurnFacts.session`; a session with fewer turns counts 0 for the rest)."""
+    per: dict[Hashable, list[float]] = {}
+    for key, f in facts.items():
+        per.setdefault(f.session, []).append(evidence[key])
+    return {sid: sum(sorted(v, reverse=True)[:turns]) / turns for sid, v in per.items()}
 
 
 def _within(ts: datetime | None, periods: Sequence[tuple[datetime, datetime]]) -> bool:

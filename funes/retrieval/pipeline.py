@@ -192,6 +192,8 @@ def _evidence_recall(
             answer_share=params.answer_share,
             exchange_share=params.exchange_share,
             period_penalty=params.period_penalty,
+            session_share=params.session_evidence_share,
+            session_turns=params.session_evidence_turns,
         ),
         pool=params.pool,
         exchange_limit=params.exchange_limit,

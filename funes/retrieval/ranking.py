@@ -130,6 +130,7 @@ def rank_by_evidence(
             agent_exchange=opener is not None and o.agent_exchange(opener[1]),
             scaffold=head.scaffold,
             says=any(chunks[i].block_type in ("text", "tool_result") for i in idx),
+            session=sid,
         )
     scored = score_turns(facts, idfs, weights=weights, periods=query_periods(query))
     w = weights.lexical_weight

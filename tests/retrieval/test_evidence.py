@@ -126,6 +126,28 @@ def test_turns_outside_a_named_period_lose_part_of_their_score() -> None:
     assert none.score == {"in": 1.0, "out": 1.0}
 
 
+def test_a_session_that_supports_the_query_in_several_turns_wins_a_near_tie() -> None:
+    w = replace(W1, session_share=0.3, session_turns=3)
+    idfs = [1.0] * 20
+    facts = {
+        "stray": TurnFacts[str](terms=set(range(11)), cosine=0.0, ts=None, session="a"),
+        "best": TurnFacts[str](terms=set(range(10)), cosine=0.0, ts=None, session="b"),
+        "more": TurnFacts[str](terms=set(range(9)), cosine=0.0, ts=None, session="b"),
+        "less": TurnFacts[str](terms=set(range(8)), cosine=0.0, ts=None, session="b"),
+    }
+    alone = score_turns(facts, idfs, weights=W1)
+    assert alone.score["stray"] > alone.score["best"]  # evidence 0.55 vs 0.50
+    scored = score_turns(facts, idfs, weights=w)
+    # + 0.3 × the mean of the session's 3 best evidences (a session of one counts 0 twice)
+    assert scored.score["stray"] == pytest.approx(0.55 + 0.3 * 0.55 / 3)
+    assert scored.score["best"] == pytest.approx(0.50 + 0.3 * (0.50 + 0.45 + 0.40) / 3)
+    assert scored.score["best"] > scored.score["stray"]
+    assert scored.evidence == alone.evidence  # support (the best evidence) is untouched
+    # within a session every turn gets the same amount: its order is the evidence order
+    gains = {k: scored.score[k] - alone.score[k] for k in ("best", "more", "less")}
+    assert max(gains.values()) == pytest.approx(min(gains.values()))
+
+
 def test_named_periods_are_read_only_where_unambiguous() -> None:
     day = query_periods("the deploy on 2025-03-14")
     assert day == [(datetime(2025, 3, 14, tzinfo=UTC), datetime(2025, 3, 15, tzinfo=UTC))]
@@ -168,6 +190,56 @@ def test_the_reply_to_a_matching_prompt_is_ranked_right_after_it(tmp_path: Path)
     prompt = seqs.index(("s", 0))
     assert seqs[prompt + 1] in {("s", 2), ("s", 3)}  # a turn that answered it, right beside it
     assert result.hits[prompt + 1].chunk.role != "user"
+
+
+def test_a_session_that_works_on_the_query_outranks_a_stray_line_that_names_it(
+    tmp_path: Path,
+) -> None:
+    turns = [
+        # one line that names every query word in passing (the best single turn)
+        _turn(
+            "stray",
+            0,
+            Role.ASSISTANT,
+            (BlockType.TEXT, "todo list: websocket reconnect retry budget, lint, docs"),
+        ),
+        # a session that works on it over several turns, none of them naming it all
+        _turn(
+            "work",
+            0,
+            Role.USER,
+            (BlockType.TEXT, "the websocket reconnect fails every few minutes in staging"),
+        ),
+        _turn(
+            "work",
+            1,
+            Role.ASSISTANT,
+            (BlockType.TEXT, "the websocket reconnect loop gives up after one retry"),
+        ),
+        _turn(
+            "work", 2, Role.ASSISTANT, (BlockType.TEXT, "raised the retry budget; it stays up now")
+        ),
+        *_filler("f", 6),
+    ]
+    store = _store(tmp_path, turns)
+
+    def order(share: float) -> list[tuple[str, int]]:
+        result = recall(
+            store,
+            "websocket reconnect retry budget",
+            embedder=BagOfWordsEmbedder(),
+            reranker=None,
+            params=replace(PLAIN, session_evidence_share=share),
+            now=NOW,
+        )
+        return [(h.chunk.session_id, h.chunk.seq) for h in result.hits[:4]]
+
+    assert order(0.0)[0] == ("stray", 0)  # turn evidence alone
+    assert RECALL.session_evidence_share > 0
+    ranked = order(RECALL.session_evidence_share)
+    assert ranked[0] == ("work", 1)
+    work = [key for key in order(0.0) if key[0] == "work"]
+    assert [key for key in ranked if key[0] == "work"] == work  # the session's own order holds
 
 
 def test_identical_passages_are_returned_once_with_the_copies_noted(tmp_path: Path) -> None:
