@@ -118,11 +118,12 @@ def index(
 
 
 def _source(rt: Runtime, value: str | None) -> tuple[Path | None, MemoryRef | None]:
-    """PATH as a local path (when it exists, or looks like one) or a Hub dataset."""
+    """PATH as a local path (when it exists, even as a broken or looping symlink, or looks
+    like one) or a Hub dataset."""
     if value is None:
         return None, None
     path = Path(value).expanduser()
-    if path.exists() or value.startswith((".", "/", "~")):
+    if path.exists() or path.is_symlink() or value.startswith((".", "/", "~")):
         return path, None
     try:
         ref = parse_memory(value, rt)

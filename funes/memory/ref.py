@@ -64,7 +64,7 @@ def parse_memory(value: str | None, rt: Runtime) -> MemoryRef:
         rest = rest[len("datasets/") :] if rest.startswith("datasets/") else rest
         return _remote_ref(rest)
     candidate = Path(raw).expanduser()
-    if raw.startswith((".", "/", "~")) or candidate.exists():
+    if raw.startswith((".", "/", "~")) or candidate.exists() or candidate.is_symlink():
         return _path_ref(candidate)
     name = raw.split("@", 1)[0]
     if name.count("/") == 1 and all(name.split("/")):

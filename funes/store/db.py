@@ -118,7 +118,8 @@ def open_hint(exc: BaseException, path: Path | None = None) -> str:
 
     A lock held past the busy timeout passes; a file or directory funes may not read (or
     write, for a writer) is a permissions matter; anything else (`malformed`, `not a
-    database`, an unreadable page or vector blob) is a damaged file.
+    database`, an unreadable page or vector blob) is a damaged file, unless the file is not
+    named as a memory (`*.db`) and is no SQLite file at all: then it is not a memory.
     """
     text = str(exc).lower()
     where = f"{path} and its directory" if path is not None else "the memory and its directory"
@@ -126,8 +127,29 @@ def open_hint(exc: BaseException, path: Path | None = None) -> str:
         return "retry in a moment"
     if "unable to open" in text or "readonly" in text or "permission" in text:
         return f"check that this user may read (and, to index, write) {where}"
+    named_as_memory = path is not None and path.suffix == ".db"
+    if (
+        "not a database" in text
+        and path is not None
+        and not named_as_memory
+        and not _sqlite_header(path)
+    ):
+        return (
+            f"{path} is not a funes memory: name a memory file (memory.db), a folder holding "
+            "one, org/repo or hf://datasets/org/repo"
+        )
     target = f"move {path} away" if path is not None else "move the file away"
     return f"the file is damaged: {target} and run `funes index --yes` to rebuild"
+
+
+def _sqlite_header(path: Path) -> bool:
+    """Whether `path` starts as an SQLite database does (a damaged memory most often still
+    does; a file that is no database at all, such as a mistyped --memory, does not)."""
+    try:
+        with path.open("rb") as f:
+            return f.read(16) == b"SQLite format 3\x00"
+    except OSError:
+        return False
 
 
 def _switch_to_wal(raw: Any, sqlite: ModuleType) -> None:

@@ -95,6 +95,21 @@ def test_recall_before_any_index_explains_what_to_run(
     assert out.stdout == ""
 
 
+def test_a_broken_symlink_path_is_a_missing_file_not_a_hub_dataset(
+    isolated_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run: Callable[..., Ran]
+) -> None:
+    """`bad/loop.jsonl` reads like org/repo; a symlink there (looping or dangling) is still
+    a path the user named, for `index` and for `--memory`."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "loop.jsonl").symlink_to("loop.jsonl")
+    (tmp_path / "bad" / "dangling.jsonl").symlink_to("nowhere.jsonl")
+    for name in ("bad/loop.jsonl", "bad/dangling.jsonl"):
+        for out in (run("index", name), run("recall", "x", "--memory", name)):
+            assert out.returncode == 1 and name in out.stderr, out.stderr
+            assert "Hugging Face" not in out.stderr and "hf://" not in out.stderr, out.stderr
+
+
 def test_a_query_of_only_punctuation_answers_no_results(isolated_env: Path) -> None:
     write_session(isolated_env, conversation(PAIRS))
     funes("index")

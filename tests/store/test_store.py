@@ -317,6 +317,12 @@ def test_a_memory_that_cannot_be_opened_names_the_cause_in_its_hint(tmp_path: Pa
     with pytest.raises(StoreError) as err:
         Store.open(tmp_path / "m.db", readonly=True)
     assert err.value.hint is not None and "damaged" in err.value.hint
+    # a mistyped --memory naming some other file is not "damaged": nothing to move or rebuild
+    (tmp_path / "passwd").write_text("root:x:0:0:root:/root:/bin/bash\n")
+    with pytest.raises(StoreError) as err:
+        Store.open(tmp_path / "passwd", readonly=True)
+    assert err.value.hint is not None and "is not a funes memory" in err.value.hint
+    assert "move" not in err.value.hint
 
 
 def test_a_huge_window_or_neighbour_count_means_all_of_them(tmp_path: Path) -> None:
