@@ -36,6 +36,7 @@ log = logging.getLogger("funes.mcp")
 HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 LATEST_HANDSHAKE_VERSION = HANDSHAKE_VERSIONS[-1]
 
+PARSE_ERROR = b'{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}\n'
 READY = object()  # queued by the SDK loader once the SDK can take over
 EOF = None  # queued by the reader when stdin closes
 Item = bytes | object | None
@@ -58,8 +59,13 @@ class Wire:
     def _read(self) -> None:
         with os.fdopen(self._in, "rb") as stream:
             for line in stream:
-                if line.strip():
+                if not line.strip():
+                    continue
+                if _parses(line):
                     self.items.put(line)
+                else:  # JSON-RPC 2.0: a line that is not JSON gets a Parse error, id null
+                    log.info("answered a line that is not JSON with a parse error")
+                    self.send(PARSE_ERROR)
         self.items.put(EOF)
 
     def send(self, frame: bytes) -> None:
@@ -266,6 +272,15 @@ def _messages(raw: bytes | str) -> list[dict[str, Any]]:
         return []
     items = data if isinstance(data, list) else [data]
     return [m for m in items if isinstance(m, dict)]
+
+
+def _parses(line: bytes) -> bool:
+    """Whether `line` is JSON at all (what it means is the SDK's to judge)."""
+    try:
+        json.loads(line)
+    except ValueError:  # UnicodeDecodeError included
+        return False
+    return True
 
 
 def _key(rid: Any) -> str:

@@ -477,8 +477,14 @@ def test_malformed_input_before_the_sdk_loads_does_not_break_the_session(server)
     init = mcp.initialize()
     assert init["result"]["protocolVersion"] == "2025-11-25"
     assert mcp.call("status", {})["isError"] is False
+    mcp.proc.stdin.write(b"\xff{not json either\n")  # and once the SDK serves
+    mcp.proc.stdin.flush()
+    assert mcp.call("status", {})["isError"] is False
     assert mcp.close() == 0
     assert_pure_protocol(mcp.lines)
+    errors = [json.loads(line) for line in mcp.lines if b"-32700" in line]
+    assert [e["error"]["code"] for e in errors] == [-32700, -32700]  # JSON-RPC 2.0 parse error
+    assert all(e["id"] is None for e in errors)
 
 
 def test_closing_stdin_before_the_sdk_loads_exits_at_once(server) -> None:
