@@ -138,10 +138,14 @@ def install_hook_script(rt: Runtime) -> bool:
     target = rt.paths.installed_hook
     files = {target: (folder / "enqueue.py").read_bytes()}
     files[target.with_name(HOOK_MODULE)] = (folder / HOOK_MODULE).read_bytes()
-    if all(path.exists() and path.read_bytes() == data for path, data in files.items()):
-        return False
+    unchanged = all(path.exists() and path.read_bytes() == data for path, data in files.items())
     rt.paths.ensure()
     ensure_private_dir(target.parent)
+    # where Python caches the hook's bytecode: made here, private (it would get the umask's
+    # 0755), and tightened for an install an older funes left
+    ensure_private_dir(target.parent / "__pycache__")
+    if unchanged:
+        return False
     # the module first: a launcher never runs beside an older hook module
     for path, data in sorted(files.items(), key=lambda item: item[0] == target):
         tmp = path.with_suffix(".tmp")

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -130,7 +132,7 @@ def test_model_verification_stamps_are_private(tmp_path: Path, umask: int) -> No
 
 
 def test_everything_funes_writes_under_its_home_is_private(
-    isolated_env: Path, run: Callable[..., Ran], monkeypatch: pytest.MonkeyPatch
+    isolated_env: Path, tmp_path: Path, run: Callable[..., Ran], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The whole kind: install hooks (backups and their notes), index, recall with a reranker
     that cannot be downloaded (its failure note), status; then no file under FUNES_HOME is
@@ -140,6 +142,15 @@ def test_everything_funes_writes_under_its_home_is_private(
         write_claude_session(isolated_env / ".claude")
         (isolated_env / ".claude" / "settings.json").write_text("{}\n")
         assert run("add", "claude", "--yes").returncode == 0
+        hook = Path(os.environ["FUNES_HOME"]) / "data" / "hooks" / "funes-enqueue.py"
+        fired = subprocess.run(  # the hook once, as an agent runs it: Python caches its bytecode
+            [sys.executable, "-I", "-S", str(hook), "--agent", "claude", "--spool", str(tmp_path)],
+            input=b"{}",
+            capture_output=True,
+            timeout=60,
+        )
+        assert fired.returncode == 0, fired.stderr
+        assert (hook.parent / "__pycache__").is_dir()
         assert run("index", "--yes").returncode == 0
         monkeypatch.setenv("FUNES_RERANKER", "ms-marco-minilm-l6-v2")  # not cached, offline
         assert run("recall", "--all", "anything").returncode == 0
