@@ -10,7 +10,8 @@ words drawn from a 5,000-word vocabulary, sessions of 20 chunks, random unit vec
 offline embedder's 384 dimensions, stored int8 as funes stores them) is pushed by a fresh child
 process (`--child`) into an empty shared directory with the real `funes.remote.push`: the
 outbox, the Lance appends, both indexes, the receipt. The child reports its own peak RSS
-(VmHWM, `bench.machine.peak_rss_mb`) and the seconds it took. The memory grows in place from one size to
+(VmHWM, `bench.machine.peak_rss_mb`), the seconds it took and the glibc malloc arenas it
+holds at the end (push caps them: funes.remote.arenas). The memory grows in place from one size to
 the next, and each size is pushed into a new directory (a first publish of all of it: the
 1M-chunk case of the issue).
 
@@ -117,6 +118,7 @@ def _peak_mb() -> float:
 def child_push(db: Path, dest: Path) -> dict[str, Any]:
     """Push `db` into the empty directory `dest` (this process's peak RSS is the figure)."""
     from funes.remote import DirRemote, PushOptions, push
+    from funes.remote.arenas import count_malloc_arenas
 
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="funes-bench-receipts-") as receipts:
@@ -128,11 +130,13 @@ def child_push(db: Path, dest: Path) -> dict[str, Any]:
             receipts=Path(receipts),
             options=PushOptions(create=True, assume_yes=True),
         )
+        arenas = count_malloc_arenas(Path(receipts) / "malloc-info.xml")
     return {
         "pushed": report.pushed,
         "seconds": round(time.perf_counter() - started, 1),
         "index_actions": report.index_actions,
         "peak_rss_mb": round(_peak_mb(), 1),
+        "malloc_arenas": arenas,  # glibc arenas the push left (None off glibc)
     }
 
 

@@ -34,7 +34,8 @@ def push_rows(p: dict[str, Any] | None) -> list[tuple[str, str, str, str, str]]:
             (
                 f"  {int(size) // 1000}k chunks",
                 f"{e['peak_rss_mb']:.0f} MB",
-                f"floor {p['floor_mb']:.0f} MB (imports + outbox); push {e['seconds']:.0f} s",
+                f"floor {p['floor_mb']:.0f} MB (imports + outbox); push {e['seconds']:.0f} s"
+                + (f"; {e['malloc_arenas']} malloc arenas" if e.get("malloc_arenas") else ""),
                 "",
                 "",
             )

@@ -216,7 +216,8 @@ def write(
     the vector index is created on the first append and gets a delta after each later one
     (building it over all rows at once holds every vector: ~2 KB a row); the full-text index
     is built or folded in once, at the end, its build capped at FTS_MEMORY_MIB (its deltas
-    kept growing the process by ~1 KB a row each). What was done is added to `actions`. The
+    kept growing the process by ~1 KB a row each); `push` caps the process's malloc arenas
+    first (funes.remote.arenas). What was done is added to `actions`. The
     caller makes sure there is at least one row (an empty append still makes a version).
     """
     lance = _lance()

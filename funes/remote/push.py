@@ -37,6 +37,7 @@ from funes.errors import (
 from funes.paths import ensure_private_dir
 from funes.redact import GateRow, Scanner, default_scanner, gate
 from funes.remote import lance_export
+from funes.remote.arenas import cap_malloc_arenas
 from funes.remote.base import Remote, RemoteState, Snapshot
 from funes.remote.card import PushFacts, write_sidecars
 from funes.store import Outbox
@@ -168,6 +169,7 @@ def push(
     """
     report = PushReport(remote.label)
     rescan = rescan if rescan is not None else default_scanner()
+    cap_malloc_arenas()  # before Lance's threads make theirs: bounds the peak (funes.remote.arenas)
     lance_export.require()  # before the remote is touched: a missing extra leaves no trace
     _prepare(remote, options, report)
     ensure_private_dir(receipts)
