@@ -213,9 +213,16 @@ def _secrets_status(store: Store, report: StatusReport) -> None:
         )
     if held:
         report.attention.append(
-            f"{len(held)} chunks contain secrets and would be held back by a push"
+            f"{len(held)} chunks contain secrets and would be held back by a push (they stay "
+            "on this machine; the rest is published)"
         )
-        report.next_steps.append("funes scrub  (redact them in place)")
+        if report.rescan_owed:  # stored under older rules: today's may redact them
+            report.next_steps.append("funes scrub  (redact them in place)")
+        else:  # the gate's own detectors found what index-time redaction let through
+            report.next_steps.append(
+                "to publish them too: take the secret out of the transcript, then "
+                "`funes index --yes` (it re-reads the changed file)"
+            )
 
 
 def _bindings(rt: Runtime, report: StatusReport) -> None:

@@ -163,7 +163,24 @@ def test_status_counts_the_rows_a_push_would_hold_back(tmp_path: Path) -> None:
     report = run_status(rt, parse_memory(str(tmp_path / "memory.db"), rt))
     assert report.push_held_back == held and held > 0
     assert any("held back" in item for item in report.attention)
-    assert "funes scrub  (redact them in place)" in report.next_steps
+    assert "funes scrub  (redact them in place)" in report.next_steps  # older rules: it helps
+
+
+def test_status_does_not_offer_scrub_for_what_only_the_push_gate_holds_back(
+    tmp_path: Path,
+) -> None:
+    """Chunks stored under today's rules that the gate's own detectors still hold back: scrub
+    (today's rules again) changes nothing, so status must not send the user round in a loop."""
+    store, _ = _index(tmp_path, NullScanner(), None)
+    store.raw.execute("update chunks set redaction_version = ?", (RULES_VERSION,))
+    store.raw.commit()  # as if today's rules had passed every chunk
+    held = len(gate_store(store).held_back_ids)
+    store.close()
+    rt = Runtime.resolve()
+    report = run_status(rt, parse_memory(str(tmp_path / "memory.db"), rt))
+    assert report.push_held_back == held > 0 and report.rescan_owed == 0
+    assert not any("scrub" in step for step in report.next_steps)
+    assert any("funes index --yes" in step for step in report.next_steps)
 
 
 def test_scrub_rewrites_old_rows_in_place_and_keeps_untouched_vectors(tmp_path: Path) -> None:
