@@ -23,6 +23,9 @@ MCP_NAME = "funes"
 LAUNCHER_MARK = "# funes launcher"
 
 
+FIX_HINT = "fix the file (or move it away) and run the command again"
+
+
 class InstallError(Exception):
     """A configuration funes will not edit (it does not parse, or a name is taken)."""
 
@@ -359,10 +362,12 @@ def load_json_object(path: Path) -> tuple[dict[str, Any], str | None]:
     except ValueError as exc:
         raise InstallError(
             f"{path} is not valid JSON ({exc}); funes will not rewrite it",
-            hint="fix the file (or move it away) and run the command again",
+            hint=FIX_HINT,
         ) from None
     if not isinstance(data, dict):
-        raise InstallError(f"{path} does not hold a JSON object; funes will not rewrite it")
+        raise InstallError(
+            f"{path} does not hold a JSON object; funes will not rewrite it", hint=FIX_HINT
+        )
     return data, text
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ._common import (
+    FIX_HINT,
     MCP_NAME,
     Changes,
     Check,
@@ -88,7 +89,9 @@ def preflight(ctx: Context) -> None:
 def _hooks(settings: dict[str, Any], path: Path) -> dict[str, Any]:
     hooks = settings.setdefault("hooks", {})
     if not isinstance(hooks, dict):
-        raise InstallError(f'{path}: "hooks" is not an object; funes will not rewrite it')
+        raise InstallError(
+            f'{path}: "hooks" is not an object; funes will not rewrite it', hint=FIX_HINT
+        )
     return hooks
 
 
@@ -112,7 +115,9 @@ def _register_mcp(ctx: Context, changes: Changes) -> None:
     data, original = load_json_object(path)
     servers = data.setdefault("mcpServers", {})
     if not isinstance(servers, dict):
-        raise InstallError(f'{path}: "mcpServers" is not an object; funes will not rewrite it')
+        raise InstallError(
+            f'{path}: "mcpServers" is not an object; funes will not rewrite it', hint=FIX_HINT
+        )
     current = servers.get(MCP_NAME)
     if current is not None and not is_our_mcp(current):
         changes.warnings.append(

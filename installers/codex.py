@@ -22,6 +22,7 @@ import tomlkit
 from tomlkit.exceptions import TOMLKitError
 
 from ._common import (
+    FIX_HINT,
     MCP_NAME,
     Changes,
     Check,
@@ -61,7 +62,9 @@ def _load_toml(path: Path) -> tomlkit.TOMLDocument:
     try:
         return tomlkit.parse(text or "")
     except TOMLKitError as exc:
-        raise InstallError(f"{path} is not valid TOML ({exc}); funes will not rewrite it") from None
+        raise InstallError(
+            f"{path} is not valid TOML ({exc}); funes will not rewrite it", hint=FIX_HINT
+        ) from None
 
 
 def desired_handlers(ctx: Context) -> dict[str, dict[str, Any]]:
@@ -97,7 +100,9 @@ def preflight(ctx: Context) -> None:
 def _hooks(data: dict[str, Any], path: Path) -> dict[str, Any]:
     hooks = data.setdefault("hooks", {})
     if not isinstance(hooks, dict):
-        raise InstallError(f'{path}: "hooks" is not an object; funes will not rewrite it')
+        raise InstallError(
+            f'{path}: "hooks" is not an object; funes will not rewrite it', hint=FIX_HINT
+        )
     return hooks
 
 

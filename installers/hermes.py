@@ -24,6 +24,7 @@ from ruamel.yaml.comments import CommentedMap
 from ruamel.yaml.error import YAMLError
 
 from ._common import (
+    FIX_HINT,
     MCP_NAME,
     Changes,
     Check,
@@ -76,10 +77,12 @@ def _load(path: Path) -> tuple[CommentedMap, YAML, str | None]:
             data = yaml.load(text)
         except YAMLError as exc:
             raise InstallError(
-                f"{path} is not valid YAML ({exc}); funes will not rewrite it"
+                f"{path} is not valid YAML ({exc}); funes will not rewrite it", hint=FIX_HINT
             ) from None
         if not isinstance(data, CommentedMap):
-            raise InstallError(f"{path} does not hold a mapping; funes will not rewrite it")
+            raise InstallError(
+                f"{path} does not hold a mapping; funes will not rewrite it", hint=FIX_HINT
+            )
         if _dump(yaml, data) == text:
             return data, yaml, text
     return data, _yaml(_INDENTS[0]), text
@@ -103,7 +106,9 @@ def _set_hooks(data: CommentedMap, wanted: dict[str, str], path: Path) -> None:
             return
         hooks = data["hooks"] = CommentedMap()
     if not isinstance(hooks, dict):
-        raise InstallError(f"{path}: `hooks` is not a mapping; funes will not rewrite it")
+        raise InstallError(
+            f"{path}: `hooks` is not a mapping; funes will not rewrite it", hint=FIX_HINT
+        )
     for event in list(hooks):
         entries = hooks[event]
         if event == "outbound" or not isinstance(entries, list):
@@ -151,7 +156,9 @@ def install(ctx: Context) -> Changes:
     if servers is None:
         servers = data["mcp_servers"] = CommentedMap()
     if not isinstance(servers, dict):
-        raise InstallError(f"{path}: `mcp_servers` is not a mapping; funes will not rewrite it")
+        raise InstallError(
+            f"{path}: `mcp_servers` is not a mapping; funes will not rewrite it", hint=FIX_HINT
+        )
     current = servers.get(MCP_NAME)
     if current is not None and not is_our_mcp(_plain(current)):
         changes.warnings.append(

@@ -137,7 +137,11 @@ def _source(rt: Runtime, value: str | None) -> tuple[Path | None, MemoryRef | No
 def _summary(console: Console, outcome: IndexOutcome) -> None:
     r = outcome.report
     if r.units_seen == 0:
-        console.print("no agent sessions found (Claude Code, Codex, pi, Hermes); nothing to index")
+        console.print(
+            "no agent sessions found (Claude Code, Codex, pi, Hermes, in their usual homes or "
+            "the CLAUDE_CONFIG_DIR / CODEX_HOME / PI_CODING_AGENT_DIR / HERMES_HOME they name); "
+            "nothing to index. `funes index PATH` reads a transcript file or folder"
+        )
         _reembed_summary(console, outcome)
         return
     parts = [

@@ -293,6 +293,7 @@ def test_add_refuses_a_config_it_will_not_rewrite_before_writing_or_indexing_any
     write_claude_session(isolated_env / ".claude")  # history a first index would read
     refused = run("add", agent, "--yes")
     assert refused.returncode != 0 and error in refused.stderr, refused.stderr
+    assert "\n  hint: " in refused.stderr  # what to do about it, for every agent
     assert path.read_text() == text
     assert not Path(os.environ["FUNES_HOME"]).exists()
 
