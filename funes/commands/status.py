@@ -18,6 +18,7 @@ from funes.memory import (
     MemoryRef,
     MemoryState,
     Runtime,
+    load_bindings,
     open_memory,
     probe,
     remote_for,
@@ -262,10 +263,14 @@ def _agent_hooks(rt: Runtime, report: StatusReport) -> None:
 
     spool = Spool(rt.paths.spool)
     backlog = spool.backlog() if spool.root.is_dir() else {}
+    bound = load_bindings(rt.paths)
     for check in run_checks(rt):
         harness = agent_harness(check.agent).value
         b = backlog.get(harness, AgentBacklog())
-        if not (check.hooks or check.mcp or b.waiting or b.failed or b.last_fired):
+        # an agent funes was added to is always listed; so is one whose config funes cannot
+        # read (it cannot tell whether funes is wired in, and the warning names the file)
+        added = check.hooks or check.mcp or harness in bound or check.unreadable
+        if not (added or b.waiting or b.failed or b.last_fired):
             continue
         fired = (
             dt.datetime.fromtimestamp(b.last_fired, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
