@@ -272,7 +272,6 @@ def test_a_settings_file_that_is_not_json_is_refused_untouched(
     assert path.read_text() == "{ not json"
 
 
-
 BROKEN_CONFIG = {  # a config of an agent funes was added to, broken after the add
     "claude": (".claude/settings.json", '{"model": "opus", "hooks": {\n'),
     "codex": (".codex/config.toml", "model = [unclosed\n"),
