@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from funes.chunks import EMBED_INPUT
-from funes.commands.bindings import BindingStatus, binding_status
+from funes.commands.bindings import BindingStatus, binding_status, included
 from funes.commands.curate import CurationStatus, curation_status
 from funes.commands.push import receipts_dir
 from funes.commands.scrub import held_back_summary
@@ -39,8 +39,11 @@ class PushStatus:
     commit: str
     checked_at: str
     published: int  # chunks of the local memory the remote is known to hold
-    pending_chunks: int  # local chunks not pushed yet
+    pending_chunks: int  # local chunks not pushed yet (of the sessions a push sends)
     pending_sessions: int
+    # a project memory: local chunks (and sessions) its review did not include (never pushed)
+    left_out_chunks: int = 0
+    left_out_sessions: int = 0
 
 
 @dataclass(slots=True)
@@ -343,7 +346,7 @@ def _push_status(rt: Runtime, memory: MemoryRef | None) -> list[PushStatus]:
         if not path.exists():
             continue
         try:
-            found = receipt_status(local, path)
+            found = receipt_status(local, path, sessions=included(rt, path.stem))
         except Exception:  # a damaged receipt only costs its line; the next push rewrites it
             continue
         out.append(
@@ -354,6 +357,8 @@ def _push_status(rt: Runtime, memory: MemoryRef | None) -> list[PushStatus]:
                 found.published,
                 found.pending_chunks,
                 found.pending_sessions,
+                found.left_out_chunks,
+                found.left_out_sessions,
             )
         )
     return out
