@@ -112,6 +112,9 @@ class Check:
     mcp: bool = False
     warnings: list[str] = field(default_factory=list)
     stale: list[str] = field(default_factory=list)  # its hook reaches another funes (also warned)
+    # a config file funes could not read (also warned, naming the file): whether funes is
+    # wired into the agent is then unknown, so status lists the agent whatever else it finds
+    unreadable: bool = False
 
     @property
     def installed(self) -> bool:

@@ -153,16 +153,23 @@ def uninstall(ctx: Context) -> Changes:
 
 def check(ctx: Context) -> Check:
     result = Check()
+    # each file on its own: a broken ~/.claude.json must not hide the hooks of settings.json
     try:
-        settings, _ = load_json_object(settings_path(ctx))
         data, _ = load_json_object(claude_json_path(ctx))
     except InstallError as exc:
         result.warnings.append(exc.message)
+        result.unreadable = True
+    else:
+        servers = data.get("mcpServers")
+        result.mcp = isinstance(servers, dict) and is_our_mcp(servers.get(MCP_NAME))
+    try:
+        settings, _ = load_json_object(settings_path(ctx))
+    except InstallError as exc:
+        result.warnings.append(exc.message)
+        result.unreadable = True
         return result
     hooks = settings.get("hooks")
     result.hooks = all(has_our_hook(hooks, event) for event in EVENTS)
-    servers = data.get("mcpServers")
-    result.mcp = isinstance(servers, dict) and is_our_mcp(servers.get(MCP_NAME))
     result.warnings.extend(_blockers(settings, ctx))
     result.stale = stale_hook_warnings(our_hook_commands(hooks), ctx, "claude")
     result.warnings.extend(result.stale)

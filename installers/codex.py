@@ -189,6 +189,7 @@ def check(ctx: Context) -> Check:
         doc = _load_toml(config_path(ctx))
     except InstallError as exc:
         result.warnings.append(exc.message)
+        result.unreadable = True
         return result
     notify = doc.get("notify")
     notify_ours = notify is not None and is_ours(

@@ -257,6 +257,7 @@ def check(ctx: Context) -> Check:
         allow, _ = load_json_object(allowlist_path(ctx))
     except InstallError as exc:
         result.warnings.append(exc.message)
+        result.unreadable = True
         return result
     hooks = data.get("hooks") if isinstance(data.get("hooks"), dict) else {}
     configured = {

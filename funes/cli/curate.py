@@ -73,7 +73,22 @@ def curate(
         f"(decisions: {outcome.path})",
         highlight=False,
     )
-    if outcome.pending:
+    included = outcome.count("include")
+    if outcome.new or not included:
+        # the memory's rule, said when it starts to hold and while it keeps everything back
+        console.print(
+            f"funes: from now on a push to {outcome.memory} (by hand or at a session boundary) "
+            f"sends only the sessions of {outcome.project} marked include: {included} of this "
+            f"host's {outcome.host_sessions} sessions",
+            highlight=False,
+        )
+    if not included and not any(c.attributed for c in outcome.cards):
+        console.print(
+            f"funes: warning: none of this host's sessions ran in a checkout with a git remote "
+            f"of {outcome.project}; include sessions by id with --include <session>",
+            highlight=False,
+        )
+    if outcome.pending or not included:
         console.print(
             f"  next: funes curate {memory} --include <session>  (or --exclude <session>)",
             highlight=False,

@@ -54,7 +54,13 @@ def push(rt: Runtime, remote: str, create: bool, private: bool, yes: bool) -> No
             f"that contain secrets ({rules}); they stay local",
             err=True,
         )
-    if report.up_to_date:
+    if report.up_to_date and report.left_out:  # a project memory: the notes say what stayed
+        click.echo(
+            f"{report.remote} holds every session included (commit {(report.commit or '')[:12]}); "
+            f"{report.left_out} chunks in {report.left_out_sessions} sessions not included "
+            "were not sent"
+        )
+    elif report.up_to_date:
         click.echo(f"{report.remote} is up to date (commit {(report.commit or '')[:12]})")
     else:
         click.echo(

@@ -14,7 +14,14 @@ from dataclasses import dataclass
 
 from funes.commands.push import receipts_dir
 from funes.errors import UsageError
-from funes.memory import PublishQueue, Runtime, bound_ref, load_bindings, remote_for
+from funes.memory import (
+    PublishQueue,
+    Runtime,
+    bound_ref,
+    load_bindings,
+    load_curation,
+    remote_for,
+)
 from funes.store import receipt_status
 
 
@@ -32,6 +39,9 @@ class BindingStatus:
     last_held_back: int = 0  # chunks the secrets gate kept local in it
     pending_chunks: int | None = None  # local chunks not on the remote (None: never pushed)
     pending_sessions: int | None = None
+    # a project memory: local chunks (and sessions) its review did not include (never pushed)
+    left_out_chunks: int = 0
+    left_out_sessions: int = 0
     attempts: int = 0  # failed attempts since the last push that landed
     next_try_at: str | None = None
     reason: str | None = None  # the last failure, or why publishing is parked
@@ -42,6 +52,13 @@ def _iso(epoch: float | None) -> str | None:
     if not epoch:
         return None
     return dt.datetime.fromtimestamp(epoch, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def included(rt: Runtime, key: str) -> frozenset[str] | None:
+    """The sessions a push to the remote keyed `key` sends: a project memory's included ones
+    (funes curate), None for every session."""
+    curation = load_curation(rt.paths, key)
+    return curation.included if curation is not None else None
 
 
 def binding_status(rt: Runtime) -> list[BindingStatus]:
@@ -60,13 +77,17 @@ def binding_status(rt: Runtime) -> list[BindingStatus]:
         remote = remote_for(ref)
         st = queue.load(remote.key, ref.label)
         pending = sessions = None
+        left = left_sessions = 0
         from funes.remote import receipt_path
 
         receipt = receipt_path(receipts_dir(rt), remote)
         if receipt.exists() and rt.paths.memory_db.exists():
             try:
-                found = receipt_status(rt.paths.memory_db, receipt)
+                found = receipt_status(
+                    rt.paths.memory_db, receipt, sessions=included(rt, remote.key)
+                )
                 pending, sessions = found.pending_chunks, found.pending_sessions
+                left, left_sessions = found.left_out_chunks, found.left_out_sessions
             except Exception:  # a damaged receipt only costs the count; the next push rewrites it
                 pass
         if st.parked is not None:
@@ -91,6 +112,8 @@ def binding_status(rt: Runtime) -> list[BindingStatus]:
                 last_held_back=st.last_ok_held_back,
                 pending_chunks=pending,
                 pending_sessions=sessions,
+                left_out_chunks=left,
+                left_out_sessions=left_sessions,
                 attempts=st.attempts,
                 next_try_at=_iso(st.next_try_at) if state == "retrying" else None,
                 reason=st.parked or st.last_error,

@@ -55,6 +55,8 @@ class CurateOutcome:
     project: str
     path: Path  # the decisions file
     cards: list[SessionCard] = field(default_factory=list)  # the project's sessions + decided
+    host_sessions: int = 0  # every session of this host's memory (of any project)
+    new: bool = False  # the memory was not a project memory before this review
 
     def count(self, decision: str) -> int:
         return sum(1 for c in self.cards if c.decision == decision)
@@ -98,12 +100,14 @@ def review(rt: Runtime, ref: MemoryRef, project: str | None, *, cwd: Path) -> Cu
         )
     decisions = recorded.decisions if recorded else {}
     outcome = CurateOutcome(ref.label, remote.key, wanted, curation_path(rt.paths, remote.key))
+    outcome.new = recorded is None
     if not rt.paths.memory_db.exists():
         return outcome
     store = Store.open(rt.paths.memory_db, readonly=True)
     try:
         identities: dict[str, tuple[str, ...]] = {}
         for s in session_summaries(store):
+            outcome.host_sessions += 1
             if s.cwd is not None and s.cwd not in identities:
                 identities[s.cwd] = checkout_identities(s.cwd)
             attributed = s.cwd is not None and wanted in identities[s.cwd]

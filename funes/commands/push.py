@@ -86,8 +86,27 @@ def run_push(
     )
     if not report.up_to_date:
         forget_check(rt.paths.remote_cache, remote)
+    if project is not None and report.left_out:
+        report.notes.append(left_out_note(rt, ref, project.project, report))
     queue.update(remote.key, ref.label, lambda s: record_landed(s, generation, report))
     return report
+
+
+def left_out_note(rt: Runtime, ref: MemoryRef, project: str, report: PushReport) -> str:
+    """What a push to a project memory did not send, and how to send it."""
+    from funes.commands.curate import review
+
+    note = (
+        f"{ref.label} is the project memory of {project}: {report.left_out} chunks in "
+        f"{report.left_out_sessions} sessions not included were not sent"
+    )
+    try:
+        waiting = len(review(rt, ref, project, cwd=Path("/")).pending)
+    except Exception:  # a damaged review file or memory only costs the count
+        waiting = 0
+    if waiting:
+        note += f" ({waiting} sessions of {project} wait for review)"
+    return note + f"; include sessions with `funes curate {ref.label} --include <session>`"
 
 
 def record_landed(state: PublishState, generation: int, report: PushReport) -> None:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from funes.chunks import EMBED_INPUT
-from funes.commands.bindings import BindingStatus, binding_status
+from funes.commands.bindings import BindingStatus, binding_status, included
 from funes.commands.curate import CurationStatus, curation_status
 from funes.commands.push import receipts_dir
 from funes.commands.scrub import held_back_summary
@@ -18,6 +18,7 @@ from funes.memory import (
     MemoryRef,
     MemoryState,
     Runtime,
+    load_bindings,
     open_memory,
     probe,
     remote_for,
@@ -38,8 +39,11 @@ class PushStatus:
     commit: str
     checked_at: str
     published: int  # chunks of the local memory the remote is known to hold
-    pending_chunks: int  # local chunks not pushed yet
+    pending_chunks: int  # local chunks not pushed yet (of the sessions a push sends)
     pending_sessions: int
+    # a project memory: local chunks (and sessions) its review did not include (never pushed)
+    left_out_chunks: int = 0
+    left_out_sessions: int = 0
 
 
 @dataclass(slots=True)
@@ -269,10 +273,14 @@ def _agent_hooks(rt: Runtime, report: StatusReport) -> None:
 
     spool = Spool(rt.paths.spool)
     backlog = spool.backlog() if spool.root.is_dir() else {}
+    bound = load_bindings(rt.paths)
     for check in run_checks(rt):
         harness = agent_harness(check.agent).value
         b = backlog.get(harness, AgentBacklog())
-        if not (check.hooks or check.mcp or b.waiting or b.failed or b.last_fired):
+        # an agent funes was added to is always listed; so is one whose config funes cannot
+        # read (it cannot tell whether funes is wired in, and the warning names the file)
+        added = check.hooks or check.mcp or harness in bound or check.unreadable
+        if not (added or b.waiting or b.failed or b.last_fired):
             continue
         fired = (
             dt.datetime.fromtimestamp(b.last_fired, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -345,7 +353,7 @@ def _push_status(rt: Runtime, memory: MemoryRef | None) -> list[PushStatus]:
         if not path.exists():
             continue
         try:
-            found = receipt_status(local, path)
+            found = receipt_status(local, path, sessions=included(rt, path.stem))
         except Exception:  # a damaged receipt only costs its line; the next push rewrites it
             continue
         out.append(
@@ -356,6 +364,8 @@ def _push_status(rt: Runtime, memory: MemoryRef | None) -> list[PushStatus]:
                 found.published,
                 found.pending_chunks,
                 found.pending_sessions,
+                found.left_out_chunks,
+                found.left_out_sessions,
             )
         )
     return out

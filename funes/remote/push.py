@@ -73,6 +73,10 @@ class PushReport:
     up_to_date: bool = False
     attempts: int = 0
     remote_chunks: int = 0  # rows in the remote dataset after the push
+    # a project memory: chunks (with a vector, not on the remote) of sessions not included,
+    # which this push did not send, and how many sessions hold them
+    left_out: int = 0
+    left_out_sessions: int = 0
     index_actions: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # warnings for the user (no text of chunks)
 
@@ -193,6 +197,7 @@ def push(
             if not gated:
                 counts = box.counts()
                 report.unembedded = counts.unembedded
+                report.left_out, report.left_out_sessions = box.left_out()
                 if counts.pending == 0:
                     box.write_receipt(receipt_path(receipts, remote), published=False, meta=meta)
                     report.up_to_date, report.commit = True, snap.commit

@@ -207,6 +207,11 @@ def _binding_line(b: BindingStatus) -> str:
         line += "; never pushed"
     if b.pending_chunks is not None:
         line += f"; {b.pending_chunks} chunks in {b.pending_sessions} sessions not pushed"
+        if b.left_out_chunks:
+            line += (
+                f" ({b.left_out_chunks} chunks in {b.left_out_sessions} sessions not included: "
+                "never pushed)"
+            )
     if b.state == "parked":
         line += f"; parked: {b.reason}; fix: {b.fix}"
     elif b.state == "retrying":
@@ -260,10 +265,16 @@ def status(report: StatusReport) -> str:
             f"{c.excluded} excluded, {c.pending} waiting for review"
         )
     for push in report.pushes:
-        lines.append(
+        line = (
             f"pushed to {push.remote}: {push.published} chunks as of commit {push.commit[:12]} "
             f"({push.checked_at}); {push.pending_chunks} chunks in {push.pending_sessions} sessions not pushed"
         )
+        if push.left_out_chunks:
+            line += (
+                f" ({push.left_out_chunks} chunks in {push.left_out_sessions} sessions not "
+                "included: never pushed)"
+            )
+        lines.append(line)
     for item in report.attention:
         lines.append(f"attention: {item}")
     for step in report.next_steps:

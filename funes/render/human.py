@@ -119,6 +119,8 @@ def status(report: StatusReport) -> Group:
                 else "never pushed"
             )
             pending = f" · {b.pending_chunks:,} not pushed" if b.pending_chunks is not None else ""
+            if b.left_out_chunks:
+                pending += f" · {b.left_out_chunks:,} not included"
             value += f" · {last}{pending} · {b.state}"
             if b.state == "parked":
                 value += f" ({b.reason}; fix: {b.fix})"
@@ -131,7 +133,12 @@ def status(report: StatusReport) -> Group:
     for push in report.pushes:
         table.add_row(
             f"pushed {push.remote}",
-            f"{push.published:,} chunks · {push.pending_chunks:,} not pushed ({push.pending_sessions} sessions)",
+            f"{push.published:,} chunks · {push.pending_chunks:,} not pushed ({push.pending_sessions} sessions)"
+            + (
+                f" · {push.left_out_chunks:,} not included ({push.left_out_sessions} sessions)"
+                if push.left_out_chunks
+                else ""
+            ),
         )
     parts: list[RenderableType] = [table]
     for item in report.attention:

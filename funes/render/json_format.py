@@ -219,6 +219,8 @@ def status(report: StatusReport) -> str:
                     "published": p.published,
                     "pending_chunks": p.pending_chunks,
                     "pending_sessions": p.pending_sessions,
+                    "left_out_chunks": p.left_out_chunks,
+                    "left_out_sessions": p.left_out_sessions,
                 }
                 for p in report.pushes
             ],

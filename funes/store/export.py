@@ -137,6 +137,17 @@ class Outbox:
         ).fetchone()[0]
         return OutboxCounts(int(local), int(pending), int(shared), int(unembedded))
 
+    def left_out(self) -> tuple[int, int]:
+        """(chunks, sessions) with a vector the remote lacks that `only_sessions` keeps from
+        this push: what a push would send to a remote that is not a project memory, less
+        what it sends to this one. (0, 0) when every session may be sent."""
+        chunks, sessions = self._raw.execute(
+            f"""select count(*), count(distinct c.session) from mem.chunks c
+                where {self._has_vector()} and not ({self._only})
+                  and not exists (select 1 from remote_ids r where r.id = c.id)"""
+        ).fetchone()
+        return int(chunks), int(sessions)
+
     # -- what to send ----------------------------------------------------------------------
 
     def pending(self, *, batch_rows: int = 1000) -> Iterator[list[StoredChunk]]:
@@ -235,12 +246,19 @@ class ReceiptStatus:
 
     meta: dict[str, str]
     published: int  # chunks of the memory recorded in the receipt
-    pending_chunks: int  # chunks of the memory not in it
+    pending_chunks: int  # chunks of the memory not in it (of the sessions a push may send)
     pending_sessions: int  # sessions with at least one such chunk
+    left_out_chunks: int = 0  # chunks not in it of sessions a push to it never sends
+    left_out_sessions: int = 0  # (a project memory: the sessions its review did not include)
 
 
-def receipt_status(memory: Path, receipt: Path) -> ReceiptStatus:
-    """Compare the memory with a receipt (two anti-joins; nothing is loaded into RAM)."""
+def receipt_status(
+    memory: Path, receipt: Path, *, sessions: frozenset[str] | None = None
+) -> ReceiptStatus:
+    """Compare the memory with a receipt (anti-joins; nothing is loaded into RAM).
+
+    `sessions` (a project memory's included session ids; None: every session) splits the
+    chunks not in the receipt into pending (those a push sends) and left out (the others)."""
     upgrade(memory)
     conn = connect(memory, readonly=True)
     try:
@@ -250,13 +268,27 @@ def receipt_status(memory: Path, receipt: Path) -> ReceiptStatus:
         published = raw.execute(
             "select count(*) from chunks c join rcpt.ids r on r.id = c.id"
         ).fetchone()[0]
-        chunks, sessions = raw.execute(
-            """select count(*), count(distinct session) from chunks c
-               where not exists (select 1 from rcpt.ids r where r.id = c.id)"""
+        sent = "1"
+        if sessions is not None:
+            raw.execute("create temp table allowed (session_id text primary key) without rowid")
+            raw.executemany("insert or ignore into allowed values (?)", [(s,) for s in sessions])
+            sent = (
+                "c.session in (select s.id from sessions s"
+                " join allowed a on a.session_id = s.session_id)"
+            )
+        chunks, n_sessions, left, left_sessions = raw.execute(
+            f"""select coalesce(sum({sent}), 0),
+                       count(distinct case when {sent} then session end),
+                       coalesce(sum(not ({sent})), 0),
+                       count(distinct case when not ({sent}) then session end)
+                from chunks c
+                where not exists (select 1 from rcpt.ids r where r.id = c.id)"""
         ).fetchone()
     finally:
         conn.close()
-    return ReceiptStatus(meta, int(published), int(chunks), int(sessions))
+    return ReceiptStatus(
+        meta, int(published), int(chunks), int(n_sessions), int(left), int(left_sessions)
+    )
 
 
 def seal(path: Path) -> None:

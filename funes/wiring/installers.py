@@ -48,6 +48,7 @@ class AgentCheck:
     mcp: bool
     warnings: list[str] = field(default_factory=list)
     stale: bool = False  # its hook runs or feeds another funes install (a warning says which)
+    unreadable: bool = False  # a config of it could not be read (a warning names the file)
 
 
 def agent_harness(name: str) -> Harness:
@@ -192,7 +193,7 @@ def run_checks(rt: Runtime) -> list[AgentCheck]:
         try:
             check = call(harness, "check", context(rt, harness))
         except (AgentError, FileNotFoundError) as exc:
-            out.append(AgentCheck(harness.agent_name, False, False, [str(exc)]))
+            out.append(AgentCheck(harness.agent_name, False, False, [str(exc)], unreadable=True))
             continue
         out.append(
             AgentCheck(
@@ -201,6 +202,7 @@ def run_checks(rt: Runtime) -> list[AgentCheck]:
                 bool(check.mcp),
                 list(check.warnings),
                 stale=bool(check.stale),
+                unreadable=bool(getattr(check, "unreadable", False)),
             )
         )
     return out

@@ -186,3 +186,54 @@ def test_curate_off_a_terminal_lists_the_sessions_and_records_flags(
     assert "1 included, 0 excluded, 0 waiting for review" in err
     code, _, err = funes("curate", str(tmp_path / "local.db"))
     assert code == 1 and "a project memory is shared" in err
+
+
+def test_curating_a_memory_of_no_session_here_says_what_a_push_will_leave_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The new-user trial: `curate <memory> acme/widget` on a host whose sessions ran
+    elsewhere said only `0 included, 0 excluded, 0 waiting for review`, then `push` said
+    `up to date` while `status` counted every chunk as not pushed."""
+    from funes.cli import main
+
+    rt = Runtime.resolve()
+    other = checkout(tmp_path / "other", ("origin", "https://github.com/acme/other"))
+    first = session(rt, other, "rename the other service", "Renamed it.")
+    second = session(rt, tmp_path, "notes outside any checkout", "Noted.")
+    run_index(rt, parse_memory(None, rt), IndexRequest(unbudgeted=True))
+    shared(rt, tmp_path / "mem")
+
+    def funes(*args: str) -> tuple[int, str, str]:
+        root = logging.getLogger()
+        handlers, level = root.handlers[:], root.level
+        try:
+            with pytest.raises(SystemExit) as done:
+                main(list(args))
+        finally:
+            root.handlers[:], root.level = handlers, level
+        out = capsys.readouterr()
+        return int(done.value.code or 0), out.out, out.err
+
+    code, _, err = funes("curate", str(tmp_path / "mem"), "acme/widget")
+    assert code == 0 and "0 included, 0 excluded, 0 waiting for review" in err
+    assert "from now on a push to" in err and "sends only the sessions of acme/widget" in err
+    assert "0 of this host's 2 sessions" in err
+    assert "none of this host's sessions ran in a checkout" in err and "--include" in err
+
+    code, out, err = funes("push", str(tmp_path / "mem"), "--yes")
+    assert code == 0 and "is up to date" not in out, out
+    assert "chunks in 2 sessions not included were not sent" in out
+    assert "project memory of acme/widget" in err and "funes curate" in err
+
+    [pushed] = run_status(rt, parse_memory(None, rt)).pushes
+    assert (pushed.pending_chunks, pushed.pending_sessions) == (0, 0)  # what a push would send
+    assert pushed.left_out_sessions == 2 and pushed.left_out_chunks > 0
+    code, out, _ = funes("status", "--format", "agent")
+    assert f"sessions not pushed ({pushed.left_out_chunks} chunks in 2 sessions not included" in out
+
+    code, out, err = funes("curate", str(tmp_path / "mem"), "--include", first.session_id)
+    assert code == 0 and "none of this host's sessions" not in err
+    code, out, err = funes("push", str(tmp_path / "mem"))
+    assert code == 0 and out.startswith("pushed ") and "1 sessions not included" in err
+    assert pushed_sessions(tmp_path / "mem") == {first.session_id}
+    assert second.session_id not in pushed_sessions(tmp_path / "mem")

@@ -272,6 +272,45 @@ def test_a_settings_file_that_is_not_json_is_refused_untouched(
     assert path.read_text() == "{ not json"
 
 
+BROKEN_CONFIG = {  # a config of an agent funes was added to, broken after the add
+    "claude": (".claude/settings.json", '{"model": "opus", "hooks": {\n'),
+    "codex": (".codex/config.toml", "model = [unclosed\n"),
+    "hermes": (".hermes/config.yaml", "hooks: [unclosed\n"),
+}
+
+
+@pytest.mark.parametrize("agent", sorted(BROKEN_CONFIG))
+def test_status_lists_an_added_agent_whose_config_broke_before_its_hook_fired(
+    agent: str, rt: Runtime, isolated_env: Path
+) -> None:
+    """The agent stays listed and the broken file is an attention line, though no hook ever
+    fired (a fired hook used to be the only thing that kept the agent in the report)."""
+    run_add(rt, agent_harness(agent))
+    name, text = BROKEN_CONFIG[agent]
+    path = isolated_env / name
+    path.write_text(text)
+    report = run_status(rt, parse_memory(None, rt))
+    harness = agent_harness(agent).value
+    assert harness in {a.agent for a in report.agents}
+    assert any(line.startswith(f"{agent}: {path} is not valid") for line in report.attention), (
+        report.attention
+    )
+
+
+def test_a_broken_claude_json_does_not_hide_the_hooks_in_settings_json(
+    rt: Runtime, isolated_env: Path
+) -> None:
+    run_add(rt, agent_harness("claude"))
+    broken = isolated_env / ".claude.json"
+    broken.write_text('{"mcpServers": {')
+    [check] = [c for c in run_checks(rt) if c.agent == "claude"]
+    assert check.hooks and not check.mcp and check.unreadable
+    assert any(str(broken) in w and "not valid JSON" in w for w in check.warnings)
+    report = run_status(rt, parse_memory(None, rt))
+    [agent] = [a for a in report.agents if a.agent == "claude_code"]
+    assert agent.hook_installed and any(str(broken) in line for line in report.attention)
+
+
 UNREWRITABLE = {
     "claude": (".claude/settings.json", "{ not json", "not valid JSON"),
     "codex": (".codex/config.toml", "model = [unclosed", "not valid TOML"),
