@@ -106,29 +106,61 @@ def main(argv: list[str] | None = None) -> None:
         _interrupted()
     except BrokenPipeError:
         sys.exit(0)
-    except Exception as exc:
-        if _from_interrupt(exc):  # an extension module's import turns Ctrl-C into ImportError
+    except BaseException as exc:
+        # An extension module's import turns Ctrl-C into ImportError; an event loop's task
+        # group wraps it in a BaseExceptionGroup (the MCP server).
+        if _from_interrupt(exc):
             _interrupted()
         raise
     sys.exit(0)
 
 
 def _from_interrupt(exc: BaseException) -> bool:
-    """Whether `exc` was raised because of a Ctrl-C (a KeyboardInterrupt in its chain:
-    onnxruntime's import re-raises one as `ImportError: initialization failed`)."""
+    """Whether `exc` was raised because of a Ctrl-C: a KeyboardInterrupt in its chain
+    (onnxruntime's import re-raises one as `ImportError: initialization failed`) or among an
+    exception group's members (anyio's task groups, as the MCP server runs them)."""
     seen: set[int] = set()
-    cause: BaseException | None = exc
-    while cause is not None and id(cause) not in seen:
-        if isinstance(cause, KeyboardInterrupt):
-            return True
-        seen.add(id(cause))
-        cause = cause.__cause__ or cause.__context__
+    pending: list[BaseException] = [exc]
+    while pending:
+        cause: BaseException | None = pending.pop()
+        while cause is not None and id(cause) not in seen:
+            if isinstance(cause, KeyboardInterrupt):
+                return True
+            seen.add(id(cause))
+            if isinstance(cause, BaseExceptionGroup):
+                pending.extend(cause.exceptions)
+            cause = cause.__cause__ or cause.__context__
     return False
+
+
+INTERRUPT_GRACE_S = 2.0  # how long other threads get to finish after Ctrl-C before exit skips them
 
 
 def _interrupted() -> NoReturn:
     """Exit 130 after Ctrl-C, ignoring a second one while the interpreter shuts down (its
-    threads are joined then, and an interrupt there would print a traceback)."""
+    threads are joined then, and an interrupt there would print a traceback).
+
+    A library's non-daemon thread that nothing will stop (anyio's idle worker once its event
+    loop died of the interrupt) would keep the interpreter waiting forever at exit: threads
+    still running after INTERRUPT_GRACE_S are abandoned and the process exits at once (every
+    `finally` of the main thread has run; SQLite rolls back an open transaction itself)."""
     with contextlib.suppress(ValueError):  # not the main thread: nothing to ignore
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+    import threading
+    import time
+
+    deadline = time.monotonic() + INTERRUPT_GRACE_S
+    for thread in threading.enumerate():
+        if thread is threading.current_thread() or thread.daemon:
+            continue
+        thread.join(max(0.0, deadline - time.monotonic()))
+    if any(
+        t.is_alive() and not t.daemon
+        for t in threading.enumerate()
+        if t is not threading.current_thread()
+    ):
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(130)
     sys.exit(130)

@@ -74,16 +74,19 @@ def test_ctrl_c_exits_130_without_a_traceback_at_any_moment(
     isolated_env: Path, funes_env: dict[str, str]
 ) -> None:
     claude = isolated_env / ".claude"
-    for n in range(12):
+    for n in range(120):  # several seconds of indexing on a fast machine
         write_claude_session(claude, session_id=f"00000000-0000-4000-8000-{n:012d}")
     start_s = 2 * _interpreter_start_s(funes_env)  # then funes' own code runs: import, work
     interrupted = 0
-    for after_s in (0.0, 0.1, 0.3, 0.8, 1.5, 3.0, 6.0):
-        code, err = _interrupt(
-            ["index", "--yes"], funes_env, start_s + after_s, isolated_env / "err.txt"
-        )
+    for i, after_s in enumerate((0.0, 0.1, 0.3, 0.8, 1.5, 3.0, 6.0)):
+        # each run indexes into a fresh memory, so every one has the whole history to do (an
+        # interrupted run keeps what it stored: later runs would otherwise find little left)
+        env = dict(funes_env, FUNES_HOME=str(isolated_env.parent / f"funes-{i}"))
+        code, err = _interrupt(["index", "--yes"], env, start_s + after_s, isolated_env / "err.txt")
         assert "Traceback" not in err and "KeyboardInterrupt" not in err, (after_s, err)
-        if code is not None:
+        if code == 0:  # the index had finished and was exiting as the interrupt came
+            assert "indexed 840 new chunks" in err, (after_s, err)
+        elif code is not None:
             interrupted += 1
             # -SIGINT: stopped before Python installed its handler (a shell reports 130 then too)
             assert code in (130, -signal.SIGINT), (after_s, code, err)
@@ -116,3 +119,47 @@ def test_an_import_that_turns_ctrl_c_into_an_import_error_still_exits_130(
         entry(["recall", "anything"])
     assert done.value.code == 130
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_ctrl_c_stops_an_mcp_server_whose_sdk_is_serving(funes_env: dict[str, str]) -> None:
+    """Once the SDK's event loop serves (a tool call answered), Ctrl-C exits 130 promptly: the
+    loop's idle worker thread, which nothing stops after the interrupt, must not hold the exit."""
+    import json
+
+    # SIGINT back at its default before exec (a shell running pytest in the background leaves
+    # it ignored, and Python then installs no handler), without forking this process.
+    trampoline = (
+        "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+        "os.execv(sys.executable, [sys.executable, '-m', 'funes', 'mcp'])"
+    )
+    server = subprocess.Popen(
+        [sys.executable, "-c", trampoline],
+        env=funes_env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert server.stdin is not None and server.stdout is not None
+    requests = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "0"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+         "params": {"name": "status", "arguments": {}}},
+    ]  # fmt: skip
+    for request in requests:
+        server.stdin.write((json.dumps(request) + "\n").encode())
+    server.stdin.flush()
+    answered = [json.loads(server.stdout.readline()) for _ in range(2)]
+    assert [reply.get("id") for reply in answered] == [1, 2]
+    server.send_signal(signal.SIGINT)
+    try:
+        code = server.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        pytest.fail("funes mcp did not stop after Ctrl-C")
+    err = server.stderr.read().decode(errors="replace") if server.stderr else ""
+    server.stdin.close()
+    assert code == 130, err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
