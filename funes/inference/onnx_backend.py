@@ -314,7 +314,7 @@ def int8_graph(
         from funes.paths import Paths
 
         cache_dir = Paths.resolve().models
-    found = cached_graph(spec, cache_dir)
+    found = cached_graph(spec, cache_dir, ort.__version__)
     if found is not None:
         path, sha = found
         try:

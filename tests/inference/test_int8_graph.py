@@ -41,6 +41,67 @@ def test_building_the_graph_twice_gives_the_same_bytes(tmp_path: Path) -> None:
     assert first.with_suffix(".json").stat().st_mode & 0o777 == 0o600
 
 
+def test_saved_fusions_change_no_vector_and_speed_up_the_session_build(tmp_path: Path) -> None:
+    """The cached graph carries onnxruntime's extended fusions (step 3 of the build): its
+    outputs are the same bits as those of the graph quantized only (the recipe up to
+    dynamic-int8-pc7, whose vectors memories hold), so no memory needs re-embedding."""
+    import time
+
+    import onnxruntime as ort
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    spec = MINILM_L6_INT8_PKG
+    source = resolve_file(spec, spec.onnx)
+    fused, _ = build_graph(spec, source, tmp_path / "cache")
+    folded, quantized = tmp_path / "folded.onnx", tmp_path / "int8.onnx"
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+    options.optimized_model_filepath = str(folded)
+    ort.InferenceSession(str(source), options, providers=["CPUExecutionProvider"])
+    quantize_dynamic(
+        folded, quantized, per_channel=True, reduce_range=True, weight_type=QuantType.QInt8
+    )
+    assert fused.stat().st_size != quantized.stat().st_size  # the fusions are saved
+
+    def session(path: Path) -> tuple[ort.InferenceSession, float]:
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = 1
+        started = time.perf_counter()
+        built = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        return built, time.perf_counter() - started
+
+    tokenizer = OnnxEmbedder(spec, cache_dir=tmp_path / "cache")._tokenizer
+    sessions = {fused: session(fused)[0], quantized: session(quantized)[0]}
+    for text in TEXTS:
+        ids = np.array([tokenizer.encode(text).ids], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": np.ones_like(ids)}
+        feeds["token_type_ids"] = np.zeros_like(ids)
+        outputs = [s.run(None, feeds)[0] for s in sessions.values()]
+        assert np.array_equal(outputs[0], outputs[1]), text
+    builds: dict[Path, list[float]] = {fused: [], quantized: []}
+    for _ in range(5):  # interleaved: the best of each, so load from other jobs hits both
+        for path in builds:
+            builds[path].append(session(path)[1])
+    assert min(builds[fused]) < min(builds[quantized]), builds
+
+
+def test_a_graph_another_onnxruntime_built_is_rebuilt(tmp_path: Path) -> None:
+    import onnxruntime as ort
+
+    spec = MINILM_L6_INT8_PKG
+    cache = tmp_path / "models"
+    OnnxEmbedder(spec, cache_dir=cache)
+    manifest_path = graph_path(spec, cache).with_suffix(".json")
+    manifest = json.loads(manifest_path.read_text())
+    assert cached_graph(spec, cache, manifest["onnxruntime"]) is not None
+    manifest["onnxruntime"] = "0.0.1"
+    manifest_path.write_text(json.dumps(manifest))
+    assert cached_graph(spec, cache) is not None  # without a version to compare: trusted
+    assert cached_graph(spec, cache, ort.__version__) is None
+    OnnxEmbedder(spec, cache_dir=cache)  # rebuilds it
+    assert json.loads(manifest_path.read_text())["onnxruntime"] != "0.0.1"
+
+
 def test_an_altered_cached_graph_is_rebuilt_not_used(tmp_path: Path) -> None:
     spec = MINILM_L6_INT8_PKG
     cache = tmp_path / "models"
