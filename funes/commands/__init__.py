@@ -9,44 +9,66 @@
 
 No click, no rich, no printing: commands take a Runtime (funes.memory) and return result
 objects that funes.render turns into text. Other packages import from this face.
+
+Each name loads its module on first use (PEP 562 `__getattr__`, from lazy.py): `funes recall`
+imports the modules recall needs, not every verb's (issue 15: cold start). Type checkers read
+the imports under TYPE_CHECKING; lazy.EXPORTS says where each name lives at run time.
 """
 
 from __future__ import annotations
 
-from funes.commands.add import (
-    add_target,
-    check_shared,
-    create_shared,
-    has_hub_token,
-    local_chunks,
-    personal_memory,
-    preflight_agent,
-    refuse_missing_agent,
-    run_add,
-)
-from funes.commands.ask import DEFAULT_TIMEOUT_S, AskAgent, AskMiss, AskRequest, plan_ask, run_ask
-from funes.commands.bindings import BindingStatus
-from funes.commands.curate import CurateOutcome, CurationStatus, SessionCard, curation_status
-from funes.commands.curate import decide as curate_decide
-from funes.commands.curate import review as curate_review
-from funes.commands.forget import ForgetOutcome, ForgetPlan, ForgetRequest, plan_forget, run_forget
-from funes.commands.get import GetOutcome, run_get
-from funes.commands.index import IndexOutcome, IndexRequest, run_index, sources_for
-from funes.commands.push import PushRequest, run_push
-from funes.commands.recall import RecallOutcome, RecallRequest, no_support_line, run_recall
-from funes.commands.remove import run_remove
-from funes.commands.scope import Scope
-from funes.commands.scrub import ScrubOutcome, run_scrub
-from funes.commands.sessions import SessionsOutcome, SessionsRequest, run_sessions
-from funes.commands.spool import SpoolStatus, retry_failed, run_drain, run_spool_status
-from funes.commands.status import (
-    AgentHookStatus,
-    PushStatus,
-    SourceStatus,
-    StatusReport,
-    run_status,
-)
-from funes.commands.watch import WatchReport, run_watch
+from typing import TYPE_CHECKING
+
+from funes.commands.lazy import __getattr__ as __getattr__  # PEP 562: names load on first use
+
+if TYPE_CHECKING:
+    from funes.commands.add import (
+        add_target,
+        check_shared,
+        create_shared,
+        has_hub_token,
+        local_chunks,
+        personal_memory,
+        preflight_agent,
+        refuse_missing_agent,
+        run_add,
+    )
+    from funes.commands.ask import (
+        DEFAULT_TIMEOUT_S,
+        AskAgent,
+        AskMiss,
+        AskRequest,
+        plan_ask,
+        run_ask,
+    )
+    from funes.commands.bindings import BindingStatus
+    from funes.commands.curate import CurateOutcome, CurationStatus, SessionCard, curation_status
+    from funes.commands.curate import decide as curate_decide
+    from funes.commands.curate import review as curate_review
+    from funes.commands.forget import (
+        ForgetOutcome,
+        ForgetPlan,
+        ForgetRequest,
+        plan_forget,
+        run_forget,
+    )
+    from funes.commands.get import GetOutcome, run_get
+    from funes.commands.index import IndexOutcome, IndexRequest, run_index, sources_for
+    from funes.commands.push import PushRequest, run_push
+    from funes.commands.recall import RecallOutcome, RecallRequest, no_support_line, run_recall
+    from funes.commands.remove import run_remove
+    from funes.commands.scope import Scope
+    from funes.commands.scrub import ScrubOutcome, run_scrub
+    from funes.commands.sessions import SessionsOutcome, SessionsRequest, run_sessions
+    from funes.commands.spool import SpoolStatus, retry_failed, run_drain, run_spool_status
+    from funes.commands.status import (
+        AgentHookStatus,
+        PushStatus,
+        SourceStatus,
+        StatusReport,
+        run_status,
+    )
+    from funes.commands.watch import WatchReport, run_watch
 
 __all__ = [
     "DEFAULT_TIMEOUT_S",

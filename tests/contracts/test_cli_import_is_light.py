@@ -48,3 +48,36 @@ def test_the_recall_verb_loads_no_indexing_sharing_or_wiring_code() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_the_commands_face_loads_a_verb_module_only_when_a_name_of_it_is_used() -> None:
+    """funes.commands names every verb's entry points but imports each module on first use:
+    `funes recall` does not load add, ask, index, forget, status, spool or watch."""
+    code = (
+        "import sys, funes.commands as c\n"
+        "before = sorted(m for m in sys.modules if m.startswith('funes.commands.') and m != 'funes.commands.lazy')\n"
+        "c.run_recall\n"
+        "after = {m for m in sys.modules if m.startswith('funes.commands.')}\n"
+        "print(before, sorted(m for m in ('add', 'ask', 'index', 'forget', 'status', 'spool', "
+        "'watch') if 'funes.commands.' + m in after), 'funes.commands.recall' in after)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[] [] True", out.stdout
+
+
+def test_every_name_of_the_commands_face_is_its_module_s_object() -> None:
+    import importlib
+
+    import funes.commands as face
+    from funes.commands.lazy import EXPORTS as exports
+
+    assert sorted(exports) == sorted(face.__all__)
+    for name, (module, attribute) in exports.items():
+        owner = importlib.import_module(f"funes.commands.{module}")
+        assert getattr(face, name) is getattr(owner, attribute), name
+    try:
+        face.no_such_command  # noqa: B018
+    except AttributeError as exc:
+        assert "no_such_command" in str(exc)
+    else:
+        raise AssertionError("an unknown name resolved")
