@@ -65,13 +65,26 @@ class DirRemote:
         self.key = "dir_" + re.sub(r"[^A-Za-z0-9._-]", "_", self.path.name or "root") + "_" + digest
 
     def state(self) -> RemoteState:
+        """MISSING (no such path), EMPTY (an empty directory, or one funes created and has not
+        pushed to yet), READY (holds a funes dataset).
+
+        Raises RemoteError for a file, and for a directory holding other files but no funes
+        memory (a project checkout, a home folder): funes never mixes transcripts into it."""
         if not self.path.exists():
             return RemoteState.MISSING
         if not self.path.is_dir():
             raise RemoteError(f"{self.path} is not a directory")
-        return (
-            RemoteState.READY if (self.path / TABLE / "_versions").is_dir() else RemoteState.EMPTY
-        )
+        if (self.path / TABLE / "_versions").is_dir():
+            return RemoteState.READY
+        if not is_export_dir(self.path) and any(
+            entry.name != LOCK for entry in self.path.iterdir()
+        ):
+            raise RemoteError(
+                f"{self.path} holds other files and is not a funes memory: funes does not "
+                "write transcripts into it",
+                hint="push to a new directory (`--create`) or an empty one",
+            )
+        return RemoteState.EMPTY
 
     def require_write_access(self) -> None:
         return None  # checked by the filesystem when writing

@@ -255,6 +255,24 @@ def test_a_missing_directory_is_only_created_when_asked(tmp_path: Path) -> None:
         run_push(rt, parse_memory(str(rt.paths.memory_db), rt), PushRequest(assume_yes=True))
 
 
+def test_a_directory_holding_other_files_never_receives_a_push(tmp_path: Path) -> None:
+    """`funes push .` in a project checkout, or a typo naming a home folder: refused even with
+    --create and --yes, nothing written; an empty directory takes a first push."""
+    rt = _runtime(tmp_path / "a")
+    _index(rt, tmp_path, "a", [("user", "coot"), ("assistant", "Coot is the billing job.")])
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "README.md").write_text("# mine\n")
+    before = sorted(p.name for p in project.iterdir())
+    for request in (PushRequest(assume_yes=True), PushRequest(create=True, assume_yes=True)):
+        with pytest.raises(RemoteError, match="not a funes memory"):
+            run_push(rt, parse_memory(str(project), rt), request)
+    assert sorted(p.name for p in project.iterdir()) == before
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert run_push(rt, parse_memory(str(empty), rt), PushRequest(assume_yes=True)).pushed == 2
+
+
 def test_two_writers_pushing_to_one_directory_at_once_lose_nothing(tmp_path: Path) -> None:
     writers = []
     for name, word in (("a", "puffin"), ("b", "gadwall")):
