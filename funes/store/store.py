@@ -179,8 +179,12 @@ class Store(RedactionUpkeep):
         """Whether another writer is waiting for this memory's lock (and announced it)."""
         return self._lock_path is not None and waiting_marker(self._lock_path).exists()
 
+    @reads
     def existing_ids(self, ids: Sequence[str]) -> set[str]:
-        """The subset of chunk `ids` already stored."""
+        """The subset of chunk `ids` already stored (none in a file no writer has migrated yet:
+        a first index interrupted before it created the schema)."""
+        if not self._has_schema:
+            return set()
         return writes.existing_ids(self._raw, ids)
 
     def add(

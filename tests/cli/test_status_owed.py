@@ -83,3 +83,27 @@ def test_status_counts_chunks_without_vectors_and_index_embeds_exactly_those(
     done = run("index", "--yes")
     assert f"embedded {len(chunks)} chunks that had no vector" in done.stderr
     assert json.loads(run("status", "--json").stdout)["without_vectors"] == 0
+
+
+def test_a_first_index_interrupted_before_its_schema_leaves_a_readable_memory(
+    isolated_env: Path, run: Callable[..., Ran]
+) -> None:
+    """Ctrl-C between creating memory.db and creating its tables leaves a SQLite file in WAL
+    mode with no schema (user_version 0). Status, recall, sessions and get read it as an
+    empty memory, status counts the whole history as owed, and the next index fills it."""
+    import sqlite3
+
+    write_claude_session(isolated_env / ".claude")
+    memory = Paths.resolve().memory_db
+    memory.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(memory)
+    conn.execute("pragma journal_mode = wal")
+    conn.close()
+    status = run("status", "--json")
+    assert status.returncode == 0 and "Traceback" not in status.stderr, status.stderr
+    owed = json.loads(status.stdout)["owed"]["chunks"]
+    assert sum(owed.values()) > 0
+    for args in (("recall", "anything"), ("sessions",), ("get", "abc", "x")):
+        ran = run(*args)
+        assert "Traceback" not in ran.stderr and "no chunks yet" in ran.stderr, (args, ran.stderr)
+    assert _indexed(run("index", "--yes")) == sum(owed.values())
