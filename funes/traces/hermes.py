@@ -34,7 +34,7 @@ import json
 import re
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -204,7 +204,30 @@ class _SessionInfo:
     model: str | None = None
 
 
+_MAX_ANCESTORS = 32  # parent links followed for a working directory (a cycle stops sooner)
+
+
 def _session_info(conn: sqlite3.Connection, session_id: str) -> _SessionInfo:
+    """The session's own columns; a session with no `cwd` of its own (a compression or
+    delegation child: Hermes records the directory on the session that started in it) takes
+    its nearest ancestor's, with that ancestor's branch when it has none either."""
+    info = _own_session_info(conn, session_id)
+    seen = {session_id}
+    parent = info.parent
+    while info.cwd is None and parent is not None and parent not in seen:
+        if len(seen) > _MAX_ANCESTORS:
+            break
+        seen.add(parent)
+        ancestor = _own_session_info(conn, parent)
+        if ancestor.cwd is not None:
+            return replace(
+                info, cwd=ancestor.cwd, git_branch=info.git_branch or ancestor.git_branch
+            )
+        parent = ancestor.parent
+    return info
+
+
+def _own_session_info(conn: sqlite3.Connection, session_id: str) -> _SessionInfo:
     have = _columns(conn, "sessions") & set(_OPTIONAL_SESSION_COLUMNS)
     if not have:
         return _SessionInfo()

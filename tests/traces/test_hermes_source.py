@@ -78,8 +78,33 @@ def test_bad_rows_are_skipped_and_counted(hermes_home: Path) -> None:
     assert turns[0].blocks[0].text == "Did the backup of the caf\ufffd room kiln run?"
     assert turns[1].blocks[0].text.startswith("Yes, last night's backup")
     assert {t.parent_session_id for t in turns} == {MAIN}
-    assert {t.cwd for t in turns} == {None}
+    # no cwd of its own: its parent's (the directory Hermes ran in when the session forked)
+    assert {(t.cwd, t.git_branch) for t in turns} == {("/home/dev/src/kilnbook", "main")}
     assert (stats.invalid_utf8, stats.unknown_records, stats.corrupt_records) == (1, 1, 1)
+
+
+def test_a_child_without_a_directory_takes_its_nearest_ancestors_and_a_cycle_ends(
+    hermes_home: Path,
+) -> None:
+    """A grandchild (compression of a compression) reaches the root's cwd through a parent
+    that has none either; parent links that loop end with no cwd, never hang."""
+    conn = sqlite3.connect(hermes_home / "state.db")
+    rows = [("grandchild", CHILD), ("loop-a", "loop-b"), ("loop-b", "loop-a")]
+    for sid, parent in rows:
+        conn.execute(
+            "insert into sessions (id, source, parent_session_id, started_at) "
+            "values (?, 'cli', ?, 1773900000.0)",
+            (sid, parent),
+        )
+        add_message(conn, sid, f"what did {sid} do?")
+    conn.commit()
+    conn.close()
+    source = HermesSource(hermes_home)
+    units = units_by_session(source)
+    grandchild, _ = read_unit(source, units["grandchild"])
+    assert {t.cwd for t in grandchild} == {"/home/dev/src/kilnbook"}
+    looped, _ = read_unit(source, units["loop-a"])
+    assert {t.cwd for t in looped} == {None}
 
 
 def test_the_legacy_schema_without_cwd_or_reasoning_columns_is_read(tmp_path: Path) -> None:
