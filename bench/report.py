@@ -25,7 +25,8 @@ def _ok(flag: bool | None) -> str:
 
 
 def push_rows(p: dict[str, Any] | None) -> list[tuple[str, str, str, str, str]]:
-    """Push peak RSS per memory size, its growth, and the 1M-chunk extrapolation."""
+    """Push peak RSS per memory size, its growth, and the peak at 1M chunks (measured, or
+    extrapolated when 1M was not pushed)."""
     if not p:
         return []
     out = [("[b]Push peak RSS[/] (synthetic memory, child process)", "", "", "", "")]
@@ -40,11 +41,13 @@ def push_rows(p: dict[str, Any] | None) -> list[tuple[str, str, str, str, str]]:
                 "",
             )
         )
-    if "extrapolated_1m_mb" in p:
+    if "measured_1m_mb" in p or "extrapolated_1m_mb" in p:
+        measured = "measured_1m_mb" in p
         out.append(
             (
-                "  growth; peak at 1M chunks (linear extrapolation)",
-                f"{p['extrapolated_1m_mb']:.0f} MB",
+                "  growth; peak at 1M chunks "
+                + ("(measured)" if measured else "(linear extrapolation)"),
+                f"{p['measured_1m_mb' if measured else 'extrapolated_1m_mb']:.0f} MB",
                 f"{p['kb_per_chunk']:.2f} KB per chunk between the two sizes",
                 f"≤ {p['target_mb']:.0f} MB",
                 _ok(p["met"]),

@@ -58,6 +58,34 @@ def test_the_report_extrapolates_the_growth_between_the_two_largest_sizes() -> N
     assert push_rows(None) == []
 
 
+def test_the_report_shows_a_measured_1m_peak_as_measured() -> None:
+    result = {
+        "target_mb": 1024.0,
+        "floor_mb": 106.0,
+        "sizes": {
+            "240000": {"peak_rss_mb": 632.0, "seconds": 30.0},
+            "1000000": {"peak_rss_mb": 833.0, "seconds": 120.0},
+        },
+        "kb_per_chunk": 0.27,
+        "measured_1m_mb": 833.0,
+        "met": True,
+    }
+    last = push_rows(result)[-1]
+    assert "(measured)" in last[0] and last[1] == "833 MB" and "met" in last[4]
+
+
+def test_measure_takes_the_1m_peak_as_measured_when_1m_is_pushed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The 1M figure is the pushed size's own peak (no line through smaller sizes): run here
+    with the target size scaled down to 40 chunks."""
+    monkeypatch.setattr(push_memory, "AT", 40)
+    result = push_memory.measure(tmp_path, sizes=(10, 40))
+    assert result["measured_1m_mb"] == result["sizes"]["40"]["peak_rss_mb"]
+    assert "extrapolated_1m_mb" not in result
+    assert result["met"] == (result["measured_1m_mb"] <= 1024)
+
+
 @pytest.mark.parametrize("sizes", [(10, 30)])
 def test_measure_reports_a_peak_per_size_and_the_1m_extrapolation(
     tmp_path: Path, sizes: tuple[int, int]
