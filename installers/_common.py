@@ -374,6 +374,17 @@ def load_json_object(path: Path) -> tuple[dict[str, Any], str | None]:
     return data, text
 
 
+def hooks_table(data: dict[str, Any], path: Path) -> dict[str, Any]:
+    """The `"hooks"` object of a JSON config (Claude Code's settings.json, Codex's
+    hooks.json), created empty when absent. Raises InstallError when it is something else."""
+    hooks = data.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise InstallError(
+            f'{path}: "hooks" is not an object; funes will not rewrite it', hint=FIX_HINT
+        )
+    return hooks
+
+
 def dump_json(data: dict[str, Any], original: str | None, *, indent: int = 2) -> str:
     """Serialise like the agents do (2-space indent, literal non-ASCII), keeping a final newline."""
     text = json.dumps(data, indent=_indent_of(original) or indent, ensure_ascii=False)

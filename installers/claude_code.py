@@ -27,6 +27,7 @@ from ._common import (
     InstallError,
     dump_json,
     has_our_hook,
+    hooks_table,
     is_our_mcp,
     load_json_object,
     our_hook_commands,
@@ -82,24 +83,15 @@ def preflight(ctx: Context) -> None:
     """Raise InstallError when a file `install` edits is one funes will not rewrite (checked
     before `funes add` writes anything)."""
     settings, _ = load_json_object(settings_path(ctx))
-    _hooks(settings, settings_path(ctx))
+    hooks_table(settings, settings_path(ctx))
     load_json_object(claude_json_path(ctx))
-
-
-def _hooks(settings: dict[str, Any], path: Path) -> dict[str, Any]:
-    hooks = settings.setdefault("hooks", {})
-    if not isinstance(hooks, dict):
-        raise InstallError(
-            f'{path}: "hooks" is not an object; funes will not rewrite it', hint=FIX_HINT
-        )
-    return hooks
 
 
 def install(ctx: Context) -> Changes:
     changes = Changes()
     path = settings_path(ctx)
     settings, original = load_json_object(path)
-    hooks = _hooks(settings, path)
+    hooks = hooks_table(settings, path)
     upsert_hook_groups(hooks, desired_handlers(ctx))
     write_if_changed(path, dump_json(settings, original), ctx, changes)
     _register_mcp(ctx, changes)

@@ -30,6 +30,7 @@ from ._common import (
     InstallError,
     dump_json,
     has_our_hook,
+    hooks_table,
     is_our_mcp,
     is_ours,
     load_json_object,
@@ -93,24 +94,15 @@ def preflight(ctx: Context) -> None:
     """Raise InstallError when a file `install` edits is one funes will not rewrite (checked
     before `funes add` writes anything)."""
     data, _ = load_json_object(hooks_path(ctx))
-    _hooks(data, hooks_path(ctx))
+    hooks_table(data, hooks_path(ctx))
     _load_toml(config_path(ctx))
-
-
-def _hooks(data: dict[str, Any], path: Path) -> dict[str, Any]:
-    hooks = data.setdefault("hooks", {})
-    if not isinstance(hooks, dict):
-        raise InstallError(
-            f'{path}: "hooks" is not an object; funes will not rewrite it', hint=FIX_HINT
-        )
-    return hooks
 
 
 def install(ctx: Context) -> Changes:
     changes = Changes()
     path = hooks_path(ctx)
     data, original = load_json_object(path)
-    hooks = _hooks(data, path)
+    hooks = hooks_table(data, path)
     upsert_hook_groups(hooks, desired_handlers(ctx))
     hooks_changed = write_if_changed(path, dump_json(data, original), ctx, changes)
 
