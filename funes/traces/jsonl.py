@@ -77,15 +77,22 @@ def _next_line(f: Any, limit: int) -> tuple[bytes | None, bool, bool]:
 
 
 def _decode(raw: bytes, stats: ReadStats) -> Any:
+    """The line's JSON value, None when it holds none. Invalid UTF-8 is read as U+FFFD and
+    counted in `stats.invalid_utf8` only for a line that is kept (a JSON object): a line
+    that is corrupt anyway is counted once, as corrupt."""
+    invalid = False
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        stats.invalid_utf8 += 1
+        invalid = True
         text = raw.decode("utf-8", errors="replace")
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except (ValueError, RecursionError):
         return None
+    if invalid and isinstance(value, dict):
+        stats.invalid_utf8 += 1
+    return value
 
 
 def compact_json(value: Any) -> str:

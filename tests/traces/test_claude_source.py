@@ -91,3 +91,17 @@ def test_a_byte_order_mark_before_the_first_record_does_not_lose_it(tmp_path: Pa
     got = [(t.turn_id, t.blocks) for t in read_claude_file(marked, marked_stats)]
     assert got == expected and expected
     assert marked_stats.corrupt_records == plain_stats.corrupt_records
+
+
+def test_a_corrupt_line_with_invalid_utf8_is_counted_once_as_corrupt(tmp_path: Path) -> None:
+    """`kept N lines with invalid UTF-8` counts lines that were kept; a line that is not JSON
+    either is one corrupt record, not also a kept one."""
+    from funes.traces.jsonl import read_records
+
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b'{"a": 1}\n\xff\xfe not json \x80\n{"b": "caf\xe9"}\n')
+    stats = ReadStats()
+    records = list(read_records(path, stats))
+    assert [n for n, _ in records] == [1, 3]
+    assert records[1][1] == {"b": "caf\ufffd"}
+    assert (stats.corrupt_records, stats.invalid_utf8) == (1, 1)
