@@ -93,6 +93,9 @@ class StatusReport:
     forget_rules: list[str] = field(default_factory=list)  # rules later writes check
     # remote label → (forgotten sessions it still holds, their chunks), per this host's receipts
     forgotten_copies: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # a memory file is there but cannot be read (damaged, another funes' schema): `attention`
+    # says why; its counts are unknown, not zero
+    unreadable: bool = False
 
 
 def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
@@ -105,6 +108,7 @@ def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
     if found.state in (MemoryState.INCOMPATIBLE, MemoryState.UNREADABLE):
         problem = found.problem or f"memory {memory.label} cannot be read"
         report.attention.append(problem + (f" ({found.hint})" if found.hint else ""))
+        report.unreadable = True
         return report
     if found.state is MemoryState.MISSING:
         if memory.kind is MemoryKind.LOCAL:
@@ -133,6 +137,7 @@ def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
             _forgotten_status(store, report)
         except FunesError as exc:  # damaged pages past the header: say so (and what to do)
             report.attention.append(exc.message + (f" ({exc.hint})" if exc.hint else ""))
+            report.unreadable = True
             return report
         finally:
             store.close()

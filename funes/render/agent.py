@@ -224,7 +224,9 @@ def _binding_line(b: BindingStatus) -> str:
 def status(report: StatusReport) -> str:
     lines = [f"memory: {report.memory}"]
     stats = report.stats
-    if not report.exists or stats is None:
+    if report.unreadable:
+        lines.append("chunks: ?  sessions: ?  (the memory cannot be read: see attention)")
+    elif not report.exists or stats is None:
         lines.append("chunks: 0  sessions: 0  (no memory yet)")
     else:
         lines.append(f"chunks: {stats.chunks}  sessions: {stats.sessions}")

@@ -96,6 +96,8 @@ def status(report: StatusReport) -> Group:
             table.add_row("owed", Text(owed_line(report.owed)))
         if report.push_held_back is not None:
             table.add_row("push", f"{report.push_held_back:,} chunks held back (secrets)")
+    elif report.unreadable:
+        table.add_row("chunks", "? (the memory cannot be read: see attention)")
     else:
         table.add_row("chunks", "0 (no memory yet)")
     table.add_row("reranker", report.reranker)

@@ -158,6 +158,7 @@ def status(report: StatusReport) -> str:
             "schema": STATUS_SCHEMA,
             "memory": report.memory,
             "exists": report.exists,
+            "unreadable": report.unreadable,
             "chunks": stats.chunks if stats else 0,
             "sessions": stats.sessions if stats else 0,
             "per_harness": {

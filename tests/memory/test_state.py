@@ -61,6 +61,6 @@ def test_status_of_a_damaged_memory_says_so_and_what_to_do_instead_of_failing(
     garbage.write_bytes(b"x" * 4096)
     rt = Runtime.resolve()
     report = run_status(rt, parse_memory(str(garbage), rt))
-    assert not report.exists
+    assert not report.exists and report.unreadable
     [problem] = report.attention
     assert "garbage.db" in problem and "damaged" in problem

@@ -230,3 +230,4 @@ def test_a_damaged_memory_file_gives_an_error_message_never_a_traceback(
     assert status.returncode == 0 and "Traceback" not in status.stderr, status.stderr
     said = " ".join(status.stdout.split())
     assert "attention: cannot read memory" in said and "damaged" in said
+    assert "no memory yet" not in said and "the memory cannot be read" in said
