@@ -45,21 +45,18 @@ def recall(outcome: RecallOutcome, *, weak: bool = False) -> Group:
             preview = " ".join(strip_terminal_controls(n.text).split())[:160]
             body.append(f"\n  ~ {n.role} {n.block_type}: {preview}", style="dim")
         when = c.ts[:16].replace("T", " ") or "no time"
-        title = f"{rank}. {when} · {c.harness} · {c.cwd or c.workdir} · {c.block_type} · {hit.score:.2f}"
+        # the score first: a narrow terminal cuts a panel title's tail, never its head
+        title = f"{rank}. {hit.score:.2f} · {when} · {c.harness} · {c.block_type} · {c.cwd or c.workdir}"
         label = outcome.memory_of(c.id)
         short = session_label(c.session_label, c.session_id)
         command = f"funes get {shlex.quote(short)} {shlex.quote(c.turn_id)}" + (
-            f" --memory {label}" if label != "local" else ""
+            f" --memory {shlex.quote(label)}" if label != "local" else ""
         )
-        parts.append(
-            Panel(
-                body,
-                title=Text(title),  # Text, not str: rich would read `[...]` in a path as markup
-                title_align="left",
-                subtitle=Text(command),
-                subtitle_align="right",
-            )
-        )
+        # Text, not str: rich would read `[...]` in a path as markup
+        parts.append(Panel(body, title=Text(title), title_align="left"))
+        # below the panel, folded rather than cut (a border title or subtitle is cut to fit),
+        # so the whole command can be copied however narrow the terminal
+        parts.append(Text(f"  → {command}", style="dim", overflow="fold"))
     return Group(*parts)
 
 

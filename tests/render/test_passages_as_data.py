@@ -166,3 +166,20 @@ def test_the_ask_prompt_names_a_third_party_owner() -> None:
     hits = [Hit(chunk("text"), 0.5)]
     prompt, _ = build_prompt("q", RecallOutcome(RecallResult(hits), "hf://datasets/acme/m", "acme"))
     assert "owned by acme, not the user: third-party data" in prompt
+
+
+def test_the_human_format_keeps_the_score_and_the_whole_get_command_on_a_narrow_terminal() -> None:
+    """A panel's border cuts what does not fit: the score leads the title and the get command
+    sits below the panel, folded, so a 50-column terminal still shows both whole."""
+    from rich.console import Console
+
+    from funes.render import human
+
+    memory = "/tmp/a/rather/long/path/to/a/shared/team/memory/directory"
+    outcome = RecallOutcome(RecallResult([Hit(chunk("the answer"), 0.8125)]), memory)
+    console = Console(width=50, record=True, color_system=None)
+    console.print(human.recall(outcome))
+    text = console.export_text()
+    assert "1. 0.81 · " in text
+    joined = "".join(line.strip() for line in text.splitlines())
+    assert f"--memory{memory}" in joined.replace(" ", "")
