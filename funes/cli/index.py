@@ -164,7 +164,8 @@ def _summary(console: Console, outcome: IndexOutcome) -> None:
         console.print(f"  skipped: {noted}", highlight=False)
     if skipped.invalid_utf8:
         console.print(
-            f"  kept {skipped.invalid_utf8} lines with invalid UTF-8 (the bad bytes read as �)",
+            f"  kept {skipped.invalid_utf8} line{'' if skipped.invalid_utf8 == 1 else 's'} with "
+            "invalid UTF-8 (the bad bytes read as �)",
             highlight=False,
         )
     if skipped.truncated_tail:
