@@ -133,7 +133,7 @@ def _from_interrupt(exc: BaseException) -> bool:
     return False
 
 
-INTERRUPT_GRACE_S = 2.0  # how long other threads get to finish after Ctrl-C before exit skips them
+INTERRUPT_GRACE_S = 2.0  # how long exit may wait on other threads after Ctrl-C
 
 
 def _interrupted() -> NoReturn:
@@ -141,26 +141,32 @@ def _interrupted() -> NoReturn:
     threads are joined then, and an interrupt there would print a traceback).
 
     A library's non-daemon thread that nothing will stop (anyio's idle worker once its event
-    loop died of the interrupt) would keep the interpreter waiting forever at exit: threads
-    still running after INTERRUPT_GRACE_S are abandoned and the process exits at once (every
-    `finally` of the main thread has run; SQLite rolls back an open transaction itself)."""
+    loop died of the interrupt) would keep the interpreter waiting forever at exit: a daemon
+    watchdog ends the process with 130 once shutdown has waited on other threads for
+    INTERRUPT_GRACE_S (the main thread has finished by then: every `finally` has run; SQLite
+    rolls back an open transaction itself). A shutdown that finishes sooner exits as usual,
+    and a caller that catches the SystemExit (a test) keeps running."""
     with contextlib.suppress(ValueError):  # not the main thread: nothing to ignore
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     import threading
+
+    threading.Thread(
+        target=_exit_if_stuck, args=(130,), name="funes-exit-watchdog", daemon=True
+    ).start()
+    sys.exit(130)
+
+
+def _exit_if_stuck(code: int) -> None:
+    """Once the main thread has finished (the interpreter is joining the others), wait
+    INTERRUPT_GRACE_S, then end the process with `code`, output flushed (no atexit, no joins)."""
+    import threading
     import time
 
-    deadline = time.monotonic() + INTERRUPT_GRACE_S
-    for thread in threading.enumerate():
-        if thread is threading.current_thread() or thread.daemon:
-            continue
-        thread.join(max(0.0, deadline - time.monotonic()))
-    if any(
-        t.is_alive() and not t.daemon
-        for t in threading.enumerate()
-        if t is not threading.current_thread()
-    ):
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(Exception):
-                stream.flush()
-        os._exit(130)
-    sys.exit(130)
+    main = threading.main_thread()
+    while main.is_alive():  # threading's shutdown marks it stopped before joining the others
+        time.sleep(0.05)
+    time.sleep(INTERRUPT_GRACE_S)
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
