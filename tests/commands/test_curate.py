@@ -4,11 +4,12 @@ sessions, and `status` counts the sessions waiting for review."""
 
 from __future__ import annotations
 
-import logging
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from support.claude import WrittenSession, write_claude_session
+from support.cli import Ran
 
 from funes.commands import (
     IndexRequest,
@@ -157,10 +158,8 @@ def test_a_project_memory_keeps_its_project_and_unknown_sessions_are_refused(
 
 
 def test_curate_off_a_terminal_lists_the_sessions_and_records_flags(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, run: Callable[..., Ran]
 ) -> None:
-    from funes.cli import main
-
     rt = Runtime.resolve()
     widget = checkout(tmp_path / "widget", ("origin", "git@github.com:acme/widget.git"))
     first = session(rt, widget, "fix the flaky retry test in widget", "Raised the timeout.")
@@ -168,15 +167,8 @@ def test_curate_off_a_terminal_lists_the_sessions_and_records_flags(
     shared(rt, tmp_path / "mem")
 
     def funes(*args: str) -> tuple[int, str, str]:
-        root = logging.getLogger()
-        handlers, level = root.handlers[:], root.level
-        try:
-            with pytest.raises(SystemExit) as done:
-                main(list(args))
-        finally:
-            root.handlers[:], root.level = handlers, level
-        out = capsys.readouterr()
-        return int(done.value.code or 0), out.out, out.err
+        ran = run(*args)
+        return ran.returncode, ran.stdout, ran.stderr
 
     code, out, err = funes("curate", str(tmp_path / "mem"), "acme/widget")
     assert code == 0 and out.startswith(f"pending {first.session_id} ")
@@ -189,13 +181,11 @@ def test_curate_off_a_terminal_lists_the_sessions_and_records_flags(
 
 
 def test_curating_a_memory_of_no_session_here_says_what_a_push_will_leave_out(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, run: Callable[..., Ran]
 ) -> None:
     """The new-user trial: `curate <memory> acme/widget` on a host whose sessions ran
     elsewhere said only `0 included, 0 excluded, 0 waiting for review`, then `push` said
     `up to date` while `status` counted every chunk as not pushed."""
-    from funes.cli import main
-
     rt = Runtime.resolve()
     other = checkout(tmp_path / "other", ("origin", "https://github.com/acme/other"))
     first = session(rt, other, "rename the other service", "Renamed it.")
@@ -204,15 +194,8 @@ def test_curating_a_memory_of_no_session_here_says_what_a_push_will_leave_out(
     shared(rt, tmp_path / "mem")
 
     def funes(*args: str) -> tuple[int, str, str]:
-        root = logging.getLogger()
-        handlers, level = root.handlers[:], root.level
-        try:
-            with pytest.raises(SystemExit) as done:
-                main(list(args))
-        finally:
-            root.handlers[:], root.level = handlers, level
-        out = capsys.readouterr()
-        return int(done.value.code or 0), out.out, out.err
+        ran = run(*args)
+        return ran.returncode, ran.stdout, ran.stderr
 
     code, _, err = funes("curate", str(tmp_path / "mem"), "acme/widget")
     assert code == 0 and "0 included, 0 excluded, 0 waiting for review" in err
