@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from funes.commands.lazy import __getattr__ as __getattr__  # PEP 562: names load on first use
+from funes.commands.lazy import EXPORTS
+from funes.faces import lazy_face
 
 if TYPE_CHECKING:
     from funes.commands.add import (
@@ -129,3 +130,5 @@ __all__ = [
     "run_watch",
     "sources_for",
 ]
+
+lazy_face(__name__, EXPORTS)  # each name imports its module when first read

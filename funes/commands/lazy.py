@@ -9,12 +9,6 @@ nothing until a name is used.
 
 from __future__ import annotations
 
-import importlib
-import sys
-from typing import Any
-
-PACKAGE = "funes.commands"
-
 # name on the face → (module of funes.commands, its name there)
 EXPORTS: dict[str, tuple[str, str]] = {
     "add_target": ("add", "add_target"),
@@ -75,15 +69,3 @@ EXPORTS: dict[str, tuple[str, str]] = {
     "WatchReport": ("watch", "WatchReport"),
     "run_watch": ("watch", "run_watch"),
 }
-
-
-def __getattr__(name: str) -> Any:
-    """The face's `name`, its module imported now; kept on the face so later lookups are plain
-    attribute reads. AttributeError for a name the face does not offer."""
-    try:
-        module, attribute = EXPORTS[name]
-    except KeyError:
-        raise AttributeError(f"module {PACKAGE!r} has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(f"{PACKAGE}.{module}"), attribute)
-    setattr(sys.modules[PACKAGE], name, value)
-    return value

@@ -15,27 +15,33 @@ it uses the store and the remote pipeline. Other packages import from this face.
 
 from __future__ import annotations
 
-from funes.memory.binding import Binding, bind, bindings_path, bound_agents, load_bindings
-from funes.memory.curation import (
-    Curation,
-    all_curations,
-    curation_path,
-    load_curation,
-    save_curation,
-)
-from funes.memory.opening import OpenMemory, open_for_read, open_for_write, open_memory
-from funes.memory.owner import foreign_owner
-from funes.memory.publishing import PublishQueue, PublishState
-from funes.memory.ref import (
-    MemoryKind,
-    MemoryRef,
-    as_push_target,
-    bound_ref,
-    parse_memory,
-    remote_for,
-)
-from funes.memory.runtime import RERANKER_RETRY_S, Runtime
-from funes.memory.state import MemoryState, Probe, probe, state
+from typing import TYPE_CHECKING
+
+from funes.faces import lazy_face
+from funes.memory.lazy import EXPORTS
+
+if TYPE_CHECKING:
+    from funes.memory.binding import Binding, bind, bindings_path, bound_agents, load_bindings
+    from funes.memory.curation import (
+        Curation,
+        all_curations,
+        curation_path,
+        load_curation,
+        save_curation,
+    )
+    from funes.memory.opening import OpenMemory, open_for_read, open_for_write, open_memory
+    from funes.memory.owner import foreign_owner
+    from funes.memory.publishing import PublishQueue, PublishState
+    from funes.memory.ref import (
+        MemoryKind,
+        MemoryRef,
+        as_push_target,
+        bound_ref,
+        parse_memory,
+        remote_for,
+    )
+    from funes.memory.runtime import RERANKER_RETRY_S, Runtime
+    from funes.memory.state import MemoryState, Probe, probe, state
 
 __all__ = [
     "RERANKER_RETRY_S",
@@ -68,3 +74,5 @@ __all__ = [
     "save_curation",
     "state",
 ]
+
+lazy_face(__name__, EXPORTS)  # each name imports its module when first read

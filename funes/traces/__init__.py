@@ -7,29 +7,35 @@ fixtures/<agent>/, and its installer in installers/.
 
 from __future__ import annotations
 
-from funes.traces.agents import AGENTS, Agent, AgentHomes, installable
-from funes.traces.checkout import checkout_identities, repo_identity
-from funes.traces.discover import discover, sources_for_path
-from funes.traces.hermes import names_session
-from funes.traces.labels import MAX_LABEL, short_id
-from funes.traces.model import (
-    Block,
-    BlockType,
-    Harness,
-    Role,
-    ToolStatus,
-    Turn,
-    clean_text,
-    iso_utc,
-    normalize_ts,
-    parse_ts,
-    printable,
-    quote_passage,
-    strip_terminal_controls,
-    workdir_facet,
-)
-from funes.traces.parquet import ParquetSource
-from funes.traces.source import ReadStats, TraceSource, Unit
+from typing import TYPE_CHECKING
+
+from funes.faces import lazy_face
+from funes.traces.lazy import EXPORTS
+
+if TYPE_CHECKING:
+    from funes.traces.agents import AGENTS, Agent, AgentHomes, installable
+    from funes.traces.checkout import checkout_identities, repo_identity
+    from funes.traces.discover import discover, sources_for_path
+    from funes.traces.hermes import names_session
+    from funes.traces.labels import MAX_LABEL, short_id
+    from funes.traces.model import (
+        Block,
+        BlockType,
+        Harness,
+        Role,
+        ToolStatus,
+        Turn,
+        clean_text,
+        iso_utc,
+        normalize_ts,
+        parse_ts,
+        printable,
+        quote_passage,
+        strip_terminal_controls,
+        workdir_facet,
+    )
+    from funes.traces.parquet import ParquetSource
+    from funes.traces.source import ReadStats, TraceSource, Unit
 
 __all__ = [
     "AGENTS",
@@ -62,3 +68,5 @@ __all__ = [
     "strip_terminal_controls",
     "workdir_facet",
 ]
+
+lazy_face(__name__, EXPORTS)  # each name imports its module when first read

@@ -15,22 +15,29 @@ recognises its files the way it recognises each agent's.
 from __future__ import annotations
 
 import fnmatch
+import importlib
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from funes.paths import environment, user_home
-from funes.traces.claude_code import ClaudeCodeSource, claude_unit, read_claude_file
-from funes.traces.codex import CodexSource, read_codex_file
-from funes.traces.hermes import HermesSource
-from funes.traces.hermes_jsonl import is_hermes_jsonl_header, read_hermes_jsonl
 from funes.traces.model import Harness, Turn
-from funes.traces.parquet import ParquetSource
-from funes.traces.pi import PiSource, is_pi_header, read_pi_file
 from funes.traces.source import ReadStats, TraceSource, Unit
 
 FileReader = Callable[[Path, ReadStats], Iterator[Turn]]
+
+
+def _parser(module: str, name: str) -> Callable[..., Any]:
+    """`name` of the parser module funes.traces.`module`, imported on the first call: the
+    registry names every agent's parsing code, and a command that never parses (`funes
+    recall`, `get`, `status`: homes and labels only) loads none of it (issue 15: cold start)."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return getattr(importlib.import_module(f"funes.traces.{module}"), name)(*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = name
+    return call
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,10 +92,12 @@ AGENTS: dict[Harness, Agent] = {
             Harness.CLAUDE_CODE,
             name="claude",
             label="Claude Code",
-            source=ClaudeCodeSource,
+            source=_parser("claude_code", "ClaudeCodeSource"),
             sniff=_any_record,
-            read_file=read_claude_file,
-            file_unit=claude_unit,  # also signs the spilled tool results and .meta.json
+            read_file=_parser("claude_code", "read_claude_file"),
+            file_unit=_parser(
+                "claude_code", "claude_unit"
+            ),  # also signs the spilled tool results and .meta.json
             home_var="CLAUDE_CONFIG_DIR",
             home_default=(".claude",),
             session_dirs=("projects",),
@@ -105,9 +114,9 @@ AGENTS: dict[Harness, Agent] = {
             Harness.CODEX,
             name="codex",
             label="Codex",
-            source=CodexSource,
+            source=_parser("codex", "CodexSource"),
             sniff=_codex_sniff,
-            read_file=read_codex_file,
+            read_file=_parser("codex", "read_codex_file"),
             home_var="CODEX_HOME",
             home_default=(".codex",),
             session_dirs=("sessions", "archived_sessions"),
@@ -119,9 +128,9 @@ AGENTS: dict[Harness, Agent] = {
             Harness.PI,
             name="pi",
             label="pi",
-            source=PiSource,
-            sniff=is_pi_header,
-            read_file=read_pi_file,
+            source=_parser("pi", "PiSource"),
+            sniff=_parser("pi", "is_pi_header"),
+            read_file=_parser("pi", "read_pi_file"),
             home_var="PI_CODING_AGENT_DIR",
             home_default=(".pi", "agent"),
             session_dirs=("sessions",),
@@ -133,9 +142,11 @@ AGENTS: dict[Harness, Agent] = {
             Harness.HERMES,
             name="hermes",
             label="Hermes",
-            source=HermesSource,
-            sniff=is_hermes_jsonl_header,  # a sessions/*.jsonl given as a path
-            read_file=read_hermes_jsonl,  # (the sweep reads state.db)
+            source=_parser("hermes", "HermesSource"),
+            sniff=_parser(
+                "hermes_jsonl", "is_hermes_jsonl_header"
+            ),  # a sessions/*.jsonl given as a path
+            read_file=_parser("hermes_jsonl", "read_hermes_jsonl"),  # (the sweep reads state.db)
             home_var="HERMES_HOME",
             home_default=(".hermes",),
             session_dirs=("",),
@@ -153,7 +164,9 @@ AGENTS: dict[Harness, Agent] = {
             Harness.PARQUET,
             name="parquet",
             label="agent-traces Parquet",
-            source=lambda home: ParquetSource(),  # imports only: there is no default location
+            source=lambda home: _parser(
+                "parquet", "ParquetSource"
+            )(),  # imports only: there is no default location
             sniff=_never,
             session_files=("*.parquet",),
         ),

@@ -2,6 +2,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
 
 
 def test_importing_the_cli_does_not_load_models_or_heavy_libraries() -> None:
@@ -65,19 +68,54 @@ def test_the_commands_face_loads_a_verb_module_only_when_a_name_of_it_is_used() 
     assert out.stdout.strip() == "[] [] True", out.stdout
 
 
-def test_every_name_of_the_commands_face_is_its_module_s_object() -> None:
+@pytest.mark.parametrize("package", ["funes.commands", "funes.memory", "funes.traces"])
+def test_every_name_of_a_lazy_face_is_its_module_s_object(package: str) -> None:
     import importlib
 
-    import funes.commands as face
-    from funes.commands.lazy import EXPORTS as exports
+    face = importlib.import_module(package)
+    exports = importlib.import_module(f"{package}.lazy").EXPORTS
 
     assert sorted(exports) == sorted(face.__all__)
+    # every module first: importing `funes.memory.state` must not hide the `state` function
+    for _, (module, _) in exports.items():
+        importlib.import_module(f"{package}.{module}")
     for name, (module, attribute) in exports.items():
-        owner = importlib.import_module(f"funes.commands.{module}")
+        owner = importlib.import_module(f"{package}.{module}")
         assert getattr(face, name) is getattr(owner, attribute), name
     try:
-        face.no_such_command  # noqa: B018
+        face.no_such_name  # noqa: B018
     except AttributeError as exc:
-        assert "no_such_command" in str(exc)
+        assert "no_such_name" in str(exc)
     else:
         raise AssertionError("an unknown name resolved")
+
+
+PARSERS = ("claude_code", "codex", "pi", "hermes", "hermes_jsonl", "hermes_db", "parquet")
+
+
+def test_reading_a_memory_loads_no_transcript_parser_nor_other_verbs() -> None:
+    """`funes recall` resolves the agents' homes (the registry) and renders a recall without
+    loading any agent's parsing code, the status verb or the stdlib sqlite3 module that the
+    sqlite_vec package imports (issue 15: cold start)."""
+    code = (
+        f"PARSERS = {PARSERS!r}\n"
+        "import sys, funes.cli.recall, funes.memory, funes.render.agent\n"
+        "from funes.store.db import connect\n"
+        "rt = funes.memory.Runtime.resolve()\n"
+        "rt.homes.of(funes.traces.Harness.CODEX)\n"
+        "assert connect(':memory:').vectors\n"
+        "parsers = [m for m in sys.modules if m.split('.')[-1] in PARSERS and m.startswith('funes.traces.')]\n"
+        "print(sorted(parsers), 'funes.commands.status' in sys.modules, "
+        "'sqlite_vec' in sys.modules, 'sqlite3' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[] False False False", out.stdout + out.stderr
+
+
+def test_the_agent_registry_loads_a_parser_when_it_is_used(tmp_path: Path) -> None:
+    from funes.traces import AGENTS, Harness
+    from funes.traces.claude_code import ClaudeCodeSource
+
+    source = AGENTS[Harness.CLAUDE_CODE].source(tmp_path)
+    assert isinstance(source, ClaudeCodeSource)
+    assert AGENTS[Harness.PI].sniff({"type": "session", "version": 3}) in (True, False)
