@@ -41,14 +41,7 @@ from __future__ import annotations
 import shlex
 from typing import TYPE_CHECKING
 
-from funes.commands import (
-    BindingStatus,
-    GetOutcome,
-    RecallOutcome,
-    SessionsOutcome,
-    StatusReport,
-    no_support_line,
-)
+from funes.commands import no_support_line
 from funes.traces import (
     MAX_LABEL,
     parse_ts,
@@ -58,7 +51,14 @@ from funes.traces import (
     strip_terminal_controls,
 )
 
-if TYPE_CHECKING:  # the write path (funes.ingest) is not loaded to render a recall
+if TYPE_CHECKING:  # rendering a recall loads neither the write path nor the other verbs
+    from funes.commands import (
+        BindingStatus,
+        GetOutcome,
+        RecallOutcome,
+        SessionsOutcome,
+        StatusReport,
+    )
     from funes.ingest import OwedChunks
 
 NEIGHBOR_CHARS = 160

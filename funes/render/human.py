@@ -3,21 +3,19 @@
 from __future__ import annotations
 
 import shlex
+from typing import TYPE_CHECKING
 
 from rich.console import Group, RenderableType
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from funes.commands import (
-    GetOutcome,
-    RecallOutcome,
-    SessionsOutcome,
-    StatusReport,
-    no_support_line,
-)
+from funes.commands import no_support_line
 from funes.render.agent import session_label
 from funes.traces import strip_terminal_controls
+
+if TYPE_CHECKING:  # annotations only: rendering one verb loads no other verb's module
+    from funes.commands import GetOutcome, RecallOutcome, SessionsOutcome, StatusReport
 
 
 def recall(outcome: RecallOutcome, *, weak: bool = False) -> Group:

@@ -8,11 +8,13 @@ bumps the version. Text is the stored text, verbatim (JSON escaping makes it ine
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from funes.commands import GetOutcome, RecallOutcome, SessionsOutcome, StatusReport
 from funes.store import StoredChunk
 from funes.traces import strip_terminal_controls
+
+if TYPE_CHECKING:  # annotations only: rendering one verb loads no other verb's module
+    from funes.commands import GetOutcome, RecallOutcome, SessionsOutcome, StatusReport
 
 RECALL_SCHEMA = "funes.recall/1"
 GET_SCHEMA = "funes.get/1"
