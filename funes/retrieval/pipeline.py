@@ -30,7 +30,7 @@ from funes.retrieval.ranking import (
 )
 from funes.retrieval.types import Hit, RecallResult, Searchable, TurnView
 from funes.settings import RECALL, Leg, RecallParams
-from funes.store import NO_FILTERS, Filters
+from funes.store import NO_FILTERS, Filters, query_terms
 from funes.traces import clean_text, parse_ts
 
 
@@ -80,7 +80,7 @@ def recall(
         # is embedded and searched (sqlite and onnxruntime release the GIL): the legs overlap.
         both = vector_by is not None and Leg.BM25 in params.legs
         beside = store.reader() if both else None
-        pending = thread.submit(_lexical, beside, query, params, filters) if beside else None
+        pending = thread.submit(_lexical, beside, query, params, filters, True) if beside else None
         cosines: dict[int, float] | None = None
         if vector_by is not None:
             qv = vector_by.embed_query(query)
@@ -90,12 +90,14 @@ def recall(
             legs.append([r for r, _ in deep[: params.leg_depth]])
             cosines = {r: store.cosine(d) for r, d in deep}
             clock.lap("vector")
+        frequencies: tuple[int, list[int]] | None = None
         if pending is not None:
-            lexical, clock.timings["bm25"] = pending.result()
+            lexical, clock.timings["bm25"], frequencies = pending.result()
             clock.lap("bm25_wait")  # how much longer than embed_query + vector BM25 took
             legs.insert(0, [r for r, _ in lexical])
         elif Leg.BM25 in params.legs:
-            lexical = _lexical(store, query, params, filters)[0]
+            beside_vectors = vector_by is not None  # one connection: the legs take turns
+            lexical, _, frequencies = _lexical(store, query, params, filters, beside_vectors)
             legs.insert(0, [r for r, _ in lexical])
             clock.lap("bm25")
     fused = rrf(legs, k=params.rrf_k)
@@ -107,6 +109,7 @@ def recall(
             cosines,
             [r for r, _ in fused],
             bm25={r: -score for r, score in lexical},
+            frequencies=frequencies,
             reranker=reranker,
             params=params,
             filters=filters,
@@ -168,6 +171,7 @@ def _evidence_recall(
     fused: list[int],
     *,
     bm25: dict[int, float],
+    frequencies: tuple[int, list[int]] | None,
     reranker: Reranker | None,
     params: RecallParams,
     filters: Filters,
@@ -186,6 +190,7 @@ def _evidence_recall(
         cosines,
         fused,
         bm25=bm25,
+        frequencies=frequencies,
         weights=Weights(
             lexical_weight=params.lexical_weight,
             context_share=params.context_share,
@@ -251,13 +256,21 @@ def _vector_depth(store: Searchable, params: RecallParams) -> int:
 
 
 def _lexical(
-    store: Searchable, query: str, params: RecallParams, filters: Filters
-) -> tuple[list[tuple[int, float]], float]:
-    """The BM25 leg's (rowid, bm25) pairs, best first (bm25: lower is better), and its
-    duration in ms."""
+    store: Searchable, query: str, params: RecallParams, filters: Filters, beside_vectors: bool
+) -> tuple[list[tuple[int, float]], float, tuple[int, list[int]]]:
+    """The BM25 leg's (rowid, bm25) pairs, best first (bm25: lower is better), its duration in
+    ms, and (chunks, rows each query term occurs in): counted once here for the leg's budget
+    (`bm25_budget`, beside a vector leg only) and for evidence ranking's IDF weights."""
     t0 = time.perf_counter()
-    rows = store.lexical(query, k=params.leg_depth, filters=filters)
-    return rows, (time.perf_counter() - t0) * 1000.0
+    frequencies = store.document_frequencies(query_terms(query))
+    rows = store.lexical(
+        query,
+        k=params.leg_depth,
+        filters=filters,
+        budget=params.bm25_budget if beside_vectors else None,
+        frequencies=frequencies[1],
+    )
+    return rows, (time.perf_counter() - t0) * 1000.0, frequencies
 
 
 def get_turns(

@@ -53,6 +53,7 @@ def rank_by_evidence(
     fused: Sequence[int],
     *,
     bm25: Mapping[int, float],
+    frequencies: tuple[int, list[int]] | None = None,
     weights: Weights,
     pool: int,
     exchange_limit: int,
@@ -65,7 +66,8 @@ def rank_by_evidence(
     without vectors. `bm25`: the BM25 leg's scores by rowid (positive, higher = better; chunks
     past the leg's depth count 0). Without vectors, a chunk's BM25 relative to the best one
     stands in for its cosine in the evidence (support stays the term share alone: see
-    `Ranking.support`)."""
+    `Ranking.support`). `frequencies`: (chunks, rows each of query_terms(query) occurs in)
+    when the BM25 leg counted them (else counted here)."""
     first = store.fetch(list(fused))
     seen: dict[TurnKey, None] = {}
     for r in fused:
@@ -90,7 +92,10 @@ def rank_by_evidence(
             wanted.update((sid, s) for s in o.exchange(seq))
     chunks = store.turn_chunks(sorted(wanted))
     terms = query_terms(query)
-    total, dfs = store.document_frequencies(terms)
+    if frequencies is not None and len(frequencies[1]) == len(terms):
+        total, dfs = frequencies
+    else:
+        total, dfs = store.document_frequencies(terms)
     idfs = [idf(total, df) for df in dfs]
     presence = term_presence(terms, [c.text for c in chunks])
     chunk_terms: list[set[int]] = [set() for _ in chunks]

@@ -25,7 +25,13 @@ class Searchable(Protocol):
     def reader(self) -> Searchable | None: ...
 
     def lexical(
-        self, query: str, *, k: int, filters: Filters = NO_FILTERS
+        self,
+        query: str,
+        *,
+        k: int,
+        filters: Filters = NO_FILTERS,
+        budget: int | None = None,
+        frequencies: Sequence[int] | None = None,
     ) -> list[tuple[int, float]]: ...
 
     def semantic(

@@ -64,11 +64,21 @@ class MemoryUnion:
         return self._reader if isinstance(self._reader, MemoryUnion) else None
 
     def lexical(
-        self, query: str, *, k: int, filters: Filters = NO_FILTERS
+        self,
+        query: str,
+        *,
+        k: int,
+        filters: Filters = NO_FILTERS,
+        budget: int | None = None,
+        frequencies: Sequence[int] | None = None,
     ) -> list[tuple[int, float]]:
-        """(union rowid, bm25) best first: the members' rankings interleaved rank by rank."""
+        """(union rowid, bm25) best first: the members' rankings interleaved rank by rank.
+        Each member counts its own term frequencies for the `budget` (the union's
+        `frequencies` are sums)."""
         ranked = [
-            self._visible(i, s.lexical(query, k=self._depth(i, k), filters=filters), k)
+            self._visible(
+                i, s.lexical(query, k=self._depth(i, k), filters=filters, budget=budget), k
+            )
             for i, s in enumerate(self.stores)
         ]
         merged = [

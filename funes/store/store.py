@@ -16,7 +16,17 @@ from typing import TYPE_CHECKING
 
 from funes.chunks import Chunk, prompt_context
 from funes.errors import IncompatibleStore, StoreError
-from funes.store import forgetting, listing, meta, queries, reconcile, redaction, vecindex, writes
+from funes.store import (
+    bm25,
+    forgetting,
+    listing,
+    meta,
+    queries,
+    reconcile,
+    redaction,
+    vecindex,
+    writes,
+)
 from funes.store.db import Connection, connect, open_hint
 from funes.store.forgetting import ForgetRule
 from funes.store.handle import reads
@@ -472,9 +482,27 @@ class Store(RedactionUpkeep):
 
     @reads
     def lexical(
-        self, query: str, *, k: int, filters: Filters = NO_FILTERS
+        self,
+        query: str,
+        *,
+        k: int,
+        filters: Filters = NO_FILTERS,
+        budget: int | None = None,
+        frequencies: Sequence[int] | None = None,
     ) -> list[tuple[int, float]]:
-        """(rowid, bm25) best first; BM25 over FTS5, lower bm25 = better."""
+        """(rowid, bm25) best first; BM25 over FTS5, lower bm25 = better. With a `budget`
+        (postings), a query whose terms match more rows than that draws its candidates from
+        its rarest terms (funes.store.bm25.rare_first); `frequencies`: the rows each of the
+        query's terms (queries.query_terms) occurs in, when the caller counted them already."""
+        if budget is not None:
+            terms = queries.query_terms(query)
+            if frequencies is None or len(frequencies) != len(terms):
+                frequencies = queries.document_frequencies(self._raw, terms)[1]
+            found = bm25.rare_first(
+                self._raw, terms, frequencies, k=k, filters=filters, budget=budget
+            )
+            if found is not None:
+                return found
         return queries.lexical(self._raw, query, k=k, filters=filters)
 
     @reads
