@@ -25,38 +25,13 @@ from collections.abc import Collection, Sequence
 from typing import Any
 
 from funes.store.db import sqlite_module
-from funes.store.queries import quote_term
+from funes.store.queries import fts_totals, quote_term, varints
 from funes.store.scope import Filters
 from funes.store.terms import FTS_TOKENIZE
 
 K1 = 1.2
 B = 0.75
 CANDIDATES_PER_HIT = 3  # rows the rare terms hand on for each hit the leg returns
-
-
-def varints(blob: bytes) -> list[int]:
-    """SQLite's variable-length integers in `blob` (FTS5 stores its totals this way): 7 bits a
-    byte, high bit set on all but the last, the ninth byte whole."""
-    out: list[int] = []
-    value, length = 0, 0
-    for byte in blob:
-        length += 1
-        if length == 9:
-            out.append((value << 8) | byte)
-            value, length = 0, 0
-            continue
-        value = (value << 7) | (byte & 0x7F)
-        if not byte & 0x80:
-            out.append(value)
-            value, length = 0, 0
-    return out
-
-
-def fts_totals(raw: Any) -> tuple[int, int]:
-    """(rows, tokens) in `chunks_fts`, from its averages record (what bm25() reads)."""
-    row = raw.execute("select block from chunks_fts_data where id = 1").fetchone()
-    numbers = varints(bytes(row[0])) if row is not None and row[0] is not None else []
-    return (numbers[0], numbers[1]) if len(numbers) >= 2 else (0, 0)
 
 
 def idf(rows: int, hits: int) -> float:

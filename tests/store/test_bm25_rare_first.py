@@ -10,7 +10,8 @@ from fakes import BagOfWordsEmbedder
 
 from funes.chunks import chunk_turn
 from funes.store import Filters, Store, fts_query
-from funes.store.bm25 import phrase_count, tokenized, varints
+from funes.store.bm25 import phrase_count, tokenized
+from funes.store.queries import varints
 from funes.traces import Block, BlockType, Harness, Role, Turn
 
 COMMON = ["pool", "timeout", "retry", "cache", "server"]
