@@ -16,6 +16,7 @@ from funes.chunks import EMBED_INPUT, LEGACY_EMBED_INPUT
 from funes.errors import IncompatibleStore, StoreError
 from funes.store import meta, vecindex, writes
 from funes.store.db import Connection, open_hint
+from funes.store.frequencies import TermFrequencies
 from funes.store.meta import DEFAULT_VECTOR_ELEMENT, VECTOR_SCALE, now_utc
 from funes.store.schema import create_vector_table
 
@@ -61,6 +62,7 @@ class StoreHandle:
         # a sibling itself, which has none of its own).
         self._reader: StoreHandle | bool | None = None
         self._vector_index: vecindex.Reader | None = None  # opened on the first search
+        self._frequencies = TermFrequencies()  # document frequencies, while the index is unchanged
 
     @property
     def raw(self) -> Any:

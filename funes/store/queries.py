@@ -95,22 +95,6 @@ def fts_totals(raw: Any) -> tuple[int, int]:
     return (numbers[0], numbers[1]) if len(numbers) >= 2 else (0, 0)
 
 
-def document_frequencies(raw: Any, terms: list[str]) -> tuple[int, list[int]]:
-    """(chunks in the memory, for each term the number of chunks FTS5 matches it in). The
-    chunks are FTS5's row count (its totals record: `count(*)` walked the whole rowid index,
-    5 ms warm at a million chunks)."""
-    total = fts_totals(raw)[0]
-    dfs = [
-        int(
-            raw.execute(
-                "select count(*) from chunks_fts where chunks_fts match ?", (quote_term(t),)
-            ).fetchone()[0]
-        )
-        for t in terms
-    ]
-    return total, dfs
-
-
 def turn_chunk_rows(raw: Any, turns: list[tuple[str, int]]) -> list[tuple[Any, ...]]:
     """Chunk rows (`CHUNK_COLUMNS`) of the (session_id, seq) turns, in session, position order
     (by the (session, seq) position index, through each session's integer key)."""

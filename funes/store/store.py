@@ -127,6 +127,7 @@ class Store(RedactionUpkeep):
             return False
         sibling = Store(self.path, conn, lock_path=None)
         sibling._reader = False
+        sibling._frequencies = self._frequencies  # one memo for both connections
         return sibling
 
     def __enter__(self) -> Store:
@@ -497,7 +498,7 @@ class Store(RedactionUpkeep):
         if budget is not None:
             terms = queries.query_terms(query)
             if frequencies is None or len(frequencies) != len(terms):
-                frequencies = queries.document_frequencies(self._raw, terms)[1]
+                frequencies = self._frequencies.get(self._raw, terms)[1]
             found = bm25.rare_first(
                 self._raw, terms, frequencies, k=k, filters=filters, budget=budget
             )
@@ -538,8 +539,9 @@ class Store(RedactionUpkeep):
 
     @reads
     def document_frequencies(self, terms: Sequence[str]) -> tuple[int, list[int]]:
-        """(chunks in the memory, chunks FTS5 matches each term in), for IDF weights."""
-        return queries.document_frequencies(self._raw, list(terms))
+        """(chunks in the memory, chunks FTS5 matches each term in), for IDF weights; counts
+        are remembered while the index is unchanged (funes.store.frequencies)."""
+        return self._frequencies.get(self._raw, list(terms))
 
     @reads
     def size_hint(self) -> int:

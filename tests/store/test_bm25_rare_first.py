@@ -149,3 +149,24 @@ def test_recall_without_a_vector_leg_keeps_the_exact_bm25_query(tmp_path: Path) 
         both = recall(store, query, embedder=BagOfWordsEmbedder(), reranker=None,
                       params=replace(RECALL, rerank=False, bm25_budget=1, k=20))  # fmt: skip
         assert both.hits
+
+
+def test_document_frequencies_are_recounted_once_the_index_changes(tmp_path: Path) -> None:
+    """Remembered counts (funes.store.frequencies) serve repeated queries, shared with the
+    sibling reader, and never outlive a change to the index: an insert, a delete, an edit."""
+    with Store.open(tmp_path / "m.db") as store:
+        _fill(store, ["pool timeout", "pool", "cache"])
+        reader = store.reader()
+        assert reader is not None
+        assert store.document_frequencies(["pool", "cache"]) == (3, [2, 1])
+        assert reader.document_frequencies(["pool", "cache"]) == (3, [2, 1])
+        _fill(store, ["pool again"], Harness.CODEX)
+        assert reader.document_frequencies(["pool", "cache"]) == (4, [3, 1])
+        rowid = store.lexical("cache", k=1)[0][0]
+        with store._tx():
+            # one token for one: the row count and the token total stay; the index does not
+            store.raw.execute("update chunks set text = 'pool' where rowid = ?", (rowid,))
+        assert store.document_frequencies(["pool", "cache"]) == (4, [4, 0])
+        with store._tx():
+            store.raw.execute("delete from chunks where rowid = ?", (rowid,))
+        assert store.document_frequencies(["pool", "cache"]) == (3, [3, 0])
