@@ -80,6 +80,7 @@ class BareEmbedder:
         from tokenizers import Tokenizer
 
         from funes.inference.onnx_backend import EMBED_TOKENS, int8_graph, resolve_file
+        from funes.inference.quantize import DISABLED_OPTIMIZERS
 
         options = ort.SessionOptions()
         options.intra_op_num_threads = 1
@@ -88,7 +89,12 @@ class BareEmbedder:
         graph = int8_graph(
             EMBEDDER_SPEC, resolve_file(EMBEDDER_SPEC, EMBEDDER_SPEC.onnx), None, None
         )
-        self.session = ort.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
+        self.session = ort.InferenceSession(
+            str(graph),
+            options,
+            providers=["CPUExecutionProvider"],
+            disabled_optimizers=list(DISABLED_OPTIMIZERS),
+        )
         self.tokenizer = Tokenizer.from_file(
             str(resolve_file(EMBEDDER_SPEC, EMBEDDER_SPEC.tokenizer))
         )

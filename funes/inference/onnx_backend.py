@@ -107,12 +107,19 @@ def _verify(spec: ModelSpec, path: Path, sha256: str, stamp_dir: Path | None) ->
             pass  # the memo is an optimisation; verification already passed
 
 
-def _session(path: Path, threads: int) -> ort.InferenceSession:
+def _session(path: Path, threads: int, disabled: tuple[str, ...] = ()) -> ort.InferenceSession:
+    """A CPU session of `path` with `threads` intra-op threads, without the graph optimizations
+    named in `disabled` (the int8 graph's: funes.inference.quantize.DISABLED_OPTIMIZERS)."""
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
     options.log_severity_level = 3
-    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    return ort.InferenceSession(
+        str(path),
+        options,
+        providers=["CPUExecutionProvider"],
+        disabled_optimizers=list(disabled),
+    )
 
 
 def _tokenizer(path: Path, max_tokens: int) -> tuple[Tokenizer, int]:
@@ -208,6 +215,11 @@ class OnnxEmbedder:
         self._onnx = resolve_file(spec, spec.onnx, stamp_dir=stamp_dir)
         if self.int8:
             self._onnx = int8_graph(spec, self._onnx, cache_dir, stamp_dir)
+        self._disabled: tuple[str, ...] = ()
+        if self.int8:
+            from funes.inference.quantize import DISABLED_OPTIMIZERS
+
+            self._disabled = DISABLED_OPTIMIZERS
         self._threads = 1 if self.int8 else threads
         self._workers = max(1, workers if workers is not None else available_cores())
         self._pool: ThreadPoolExecutor | None = None
@@ -219,7 +231,7 @@ class OnnxEmbedder:
         first use: a process that only recalls loads only the query session."""
         with self._lock:
             if threads not in self._sessions:
-                self._sessions[threads] = _session(self._onnx, threads)
+                self._sessions[threads] = _session(self._onnx, threads, self._disabled)
             return self._sessions[threads]
 
     def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:

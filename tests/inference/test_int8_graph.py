@@ -4,7 +4,9 @@ cached and checked by hash, run one text at a time so a vector depends on its te
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -12,7 +14,13 @@ import pytest
 from funes.chunks import EMBED_INPUT, PROMPT_CONTEXT
 from funes.inference import MINILM_L6_INT8_PKG
 from funes.inference.onnx_backend import EMBED_TOKENS, OnnxEmbedder, resolve_file
-from funes.inference.quantize import QUANTIZATION, build_graph, cached_graph, graph_path
+from funes.inference.quantize import (
+    DISABLED_OPTIMIZERS,
+    QUANTIZATION,
+    build_graph,
+    cached_graph,
+    graph_path,
+)
 
 pytestmark = pytest.mark.models
 
@@ -41,48 +49,155 @@ def test_building_the_graph_twice_gives_the_same_bytes(tmp_path: Path) -> None:
     assert first.with_suffix(".json").stat().st_mode & 0o777 == 0o600
 
 
-def test_saved_fusions_change_no_vector_and_speed_up_the_session_build(tmp_path: Path) -> None:
-    """The cached graph carries onnxruntime's extended fusions (step 3 of the build): its
-    outputs are the same bits as those of the graph quantized only (the recipe up to
-    dynamic-int8-pc7, whose vectors memories hold), so no memory needs re-embedding."""
-    import time
-
+def _folded_and_fused(source: Path, tmp_path: Path) -> tuple[Path, Path]:
+    """Steps 1 and 2 of the build by hand: the constant-folded float graph and its rewrite."""
     import onnxruntime as ort
-    from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    spec = MINILM_L6_INT8_PKG
-    source = resolve_file(spec, spec.onnx)
-    fused, _ = build_graph(spec, source, tmp_path / "cache")
-    folded, quantized = tmp_path / "folded.onnx", tmp_path / "int8.onnx"
+    from funes.inference.fusion import fuse
+
+    folded, fused = tmp_path / "folded.onnx", tmp_path / "fused-float.onnx"
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
     options.optimized_model_filepath = str(folded)
     ort.InferenceSession(str(source), options, providers=["CPUExecutionProvider"])
-    quantize_dynamic(
-        folded, quantized, per_channel=True, reduce_range=True, weight_type=QuantType.QInt8
-    )
-    assert fused.stat().st_size != quantized.stat().st_size  # the fusions are saved
+    assert fuse(str(folded), str(fused))
+    return folded, fused
 
-    def session(path: Path) -> tuple[ort.InferenceSession, float]:
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = 1
+
+def _int8_session(path: Path, disabled: tuple[str, ...] = DISABLED_OPTIMIZERS) -> Any:
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    return ort.InferenceSession(
+        str(path), options, providers=["CPUExecutionProvider"], disabled_optimizers=list(disabled)
+    )
+
+
+def _run(session: Any, ids: list[int]) -> np.ndarray:
+    a = np.array([ids], dtype=np.int64)
+    return session.run(
+        None, {"input_ids": a, "attention_mask": np.ones_like(a), "token_type_ids": a * 0}
+    )[0]
+
+
+def test_saved_fusions_change_no_vector_and_speed_up_the_session_build(tmp_path: Path) -> None:
+    """The cached graph carries onnxruntime's extended fusions (step 4 of the build): its
+    outputs are the same bits as those of the graph quantized only, which a session fuses at
+    load, so saving them changes no vector."""
+    import time
+
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    spec = MINILM_L6_INT8_PKG
+    source = resolve_file(spec, spec.onnx)
+    built, _ = build_graph(spec, source, tmp_path / "cache")
+    _, fused = _folded_and_fused(source, tmp_path)
+    quantized = tmp_path / "int8.onnx"
+    quantize_dynamic(
+        fused, quantized, per_channel=True, reduce_range=True, weight_type=QuantType.QInt8
+    )
+    assert built.stat().st_size != quantized.stat().st_size  # the fusions are saved
+
+    def session(path: Path) -> tuple[Any, float]:
         started = time.perf_counter()
-        built = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-        return built, time.perf_counter() - started
+        made = _int8_session(path)
+        return made, time.perf_counter() - started
 
     tokenizer = OnnxEmbedder(spec, cache_dir=tmp_path / "cache")._tokenizer
-    sessions = {fused: session(fused)[0], quantized: session(quantized)[0]}
+    sessions = {built: session(built)[0], quantized: session(quantized)[0]}
     for text in TEXTS:
-        ids = np.array([tokenizer.encode(text).ids], dtype=np.int64)
-        feeds = {"input_ids": ids, "attention_mask": np.ones_like(ids)}
-        feeds["token_type_ids"] = np.zeros_like(ids)
-        outputs = [s.run(None, feeds)[0] for s in sessions.values()]
+        ids = tokenizer.encode(text).ids
+        outputs = [_run(s, ids) for s in sessions.values()]
         assert np.array_equal(outputs[0], outputs[1]), text
-    builds: dict[Path, list[float]] = {fused: [], quantized: []}
+    builds: dict[Path, list[float]] = {built: [], quantized: []}
     for _ in range(5):  # interleaved: the best of each, so load from other jobs hits both
         for path in builds:
             builds[path].append(session(path)[1])
-    assert min(builds[fused]) < min(builds[quantized]), builds
+    assert min(builds[built]) < min(builds[quantized]), builds
+
+
+def test_attention_and_gelu_run_fused_in_the_int8_graph(tmp_path: Path) -> None:
+    """Step 2 of the build: each layer's ~25 attention nodes become one MultiHeadAttention and
+    each GELU one Gelu; step 4 leaves Add + LayerNormalization unfused."""
+    import onnx
+
+    spec = MINILM_L6_INT8_PKG
+    built, _ = build_graph(spec, resolve_file(spec, spec.onnx), tmp_path)
+    ops = Counter(n.op_type for n in onnx.load(str(built)).graph.node)
+    assert ops["MultiHeadAttention"] == 6 and ops["Gelu"] == 6, ops
+    for gone in ("Softmax", "IsNaN", "Where", "Erf", "Transpose", "SkipLayerNormalization"):
+        assert gone not in ops, ops
+
+
+def test_the_fused_float_graph_computes_what_the_exported_one_did(tmp_path: Path) -> None:
+    """The rewrite changes the spelling, not the function: same hidden states (float
+    rounding) for single texts and for a padded batch, whose padding the mask must hide."""
+    import onnxruntime as ort
+
+    spec = MINILM_L6_INT8_PKG
+    folded, fused = _folded_and_fused(resolve_file(spec, spec.onnx), tmp_path)
+    sessions = [
+        ort.InferenceSession(str(p), providers=["CPUExecutionProvider"]) for p in (folded, fused)
+    ]
+    tokenizer = OnnxEmbedder(spec, cache_dir=tmp_path / "cache")._tokenizer
+    encodings = [tokenizer.encode(t).ids for t in TEXTS]
+    for ids in encodings:
+        a, b = (_run(s, ids) for s in sessions)
+        assert np.max(np.abs(a - b)) < 1e-4
+    width = max(len(ids) for ids in encodings)
+    batch = np.zeros((len(encodings), width), dtype=np.int64)
+    mask = np.zeros_like(batch)
+    for row, ids in enumerate(encodings):
+        batch[row, : len(ids)] = ids
+        mask[row, : len(ids)] = 1
+    feeds = {"input_ids": batch, "attention_mask": mask, "token_type_ids": batch * 0}
+    a, b = (s.run(None, feeds)[0] for s in sessions)
+    assert np.max(np.abs(a - b)[mask.astype(bool)]) < 1e-4
+
+
+def test_the_fused_int8_graph_embeds_faster(tmp_path: Path) -> None:
+    """What the fusions are for: one 128-token text, the built graph against the same int8
+    graph without the rewrite and with SkipLayerNormalization (1.4x on the bench machine)."""
+    import time
+
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    spec = MINILM_L6_INT8_PKG
+    source = resolve_file(spec, spec.onnx)
+    built, _ = build_graph(spec, source, tmp_path / "cache")
+    folded, _ = _folded_and_fused(source, tmp_path)
+    plain = tmp_path / "plain.onnx"
+    quantize_dynamic(
+        folded, plain, per_channel=True, reduce_range=True, weight_type=QuantType.QInt8
+    )
+    sessions = {"fused": _int8_session(built), "plain": _int8_session(plain, ())}
+    ids = [101] + [2773] * 126 + [102]
+    best = dict.fromkeys(sessions, float("inf"))
+    for _ in range(7):  # interleaved, best of each: load from other jobs hits both
+        for name, s in sessions.items():
+            started = time.perf_counter()
+            for _ in range(5):
+                _run(s, ids)
+            best[name] = min(best[name], time.perf_counter() - started)
+    assert best["fused"] < 0.9 * best["plain"], best
+
+
+def test_embedder_sessions_leave_skip_layer_norm_unfused(tmp_path: Path) -> None:
+    """A session re-applies onnxruntime's fusions at load; the embedder's sessions must leave
+    out the SkipLayerNormalization one too (slow kernel), which also changes the bits."""
+    spec = MINILM_L6_INT8_PKG
+    embedder = OnnxEmbedder(spec, cache_dir=tmp_path)
+    graph = graph_path(spec, tmp_path)
+    without, default = _int8_session(graph), _int8_session(graph, ())
+    differs = 0
+    for text in TEXTS:
+        ids = embedder._tokenizer.encode(text).ids
+        hidden = _run(without, ids)[0].mean(axis=0)
+        expected = hidden / np.linalg.norm(hidden)
+        assert np.array_equal(embedder.embed([text])[0], expected.astype(np.float32)), text
+        differs += not np.array_equal(_run(default, ids), _run(without, ids))
+    assert differs, "SkipLayerNormalization fusion changed nothing: the test proves nothing"
 
 
 def test_a_graph_another_onnxruntime_built_is_rebuilt(tmp_path: Path) -> None:
