@@ -198,6 +198,13 @@ def test_embedder_sessions_leave_skip_layer_norm_unfused(tmp_path: Path) -> None
         assert np.array_equal(embedder.embed([text])[0], expected.astype(np.float32)), text
         differs += not np.array_equal(_run(default, ids), _run(without, ids))
     assert differs, "SkipLayerNormalization fusion changed nothing: the test proves nothing"
+    # the graph was saved optimized: its sessions run no optimizer again at load (and give the
+    # vectors checked above, bit for bit)
+    import onnxruntime as ort
+
+    session = embedder._session_with(1)
+    level = session.get_session_options().graph_optimization_level
+    assert level == ort.GraphOptimizationLevel.ORT_DISABLE_ALL
 
 
 def test_a_graph_another_onnxruntime_built_is_rebuilt(tmp_path: Path) -> None:
