@@ -4,9 +4,9 @@ A store of N chunks holds the dev set's real chunks (with their real vectors) pl
 (`latency.fill_synthetic`: the dev set's own words at its chunk lengths, random unit
 vectors). Building 1M chunks takes minutes (FTS5 and sqlite-vec inserts), so each size is
 kept under `bench/cache/` keyed by everything that shapes it: the filler generator, the size,
-the redaction version, the embedder and the real chunks' content (an older schema is migrated
-on open). The vector index beside it (funes.store.vecindex) is built with it. A key
-that changes builds a new file; stale files of the same size are removed.
+the redaction version, the embedder and its recipe, and the real chunks' content (an older
+schema is migrated on open). The vector index beside it (funes.store.vecindex) is built with
+it. A key that changes builds a new file; stale files of the same size are removed.
 """
 
 from __future__ import annotations
@@ -29,11 +29,13 @@ LAYOUT = "2"
 
 
 def store_key(size: int, real: Sequence[StoredChunk], model_id: str, dim: int) -> str:
+    from funes.chunks import EMBED_INPUT
     from funes.redact import default_scanner
 
-    # the schema is not part of the key: opening an older file migrates it in place
+    # the schema is not part of the key: opening an older file migrates it in place; the
+    # embedding recipe is (the real chunks' vectors are the current recipe's)
     digest = hashlib.sha1()
-    for part in (LAYOUT, GENERATOR, str(size), str(default_scanner().version)):
+    for part in (LAYOUT, GENERATOR, str(size), str(default_scanner().version), EMBED_INPUT):
         digest.update(part.encode() + b"\0")
     digest.update(f"{model_id}:{dim}".encode() + b"\0")
     for c in real:

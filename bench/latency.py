@@ -30,6 +30,7 @@ STAGES = (
     "vector",
     "bm25_wait",  # then: how much longer than embed_query + vector the BM25 leg took
     "fusion",
+    "evidence",
     "fetch",
     "rerank",
     "recency",
