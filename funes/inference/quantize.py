@@ -45,7 +45,6 @@ import hashlib
 import json
 import logging
 import os
-import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -118,6 +117,8 @@ def build_graph(spec: ModelSpec, source: Path, cache_dir: Path) -> tuple[Path, s
 
     ensure_private_dir(cache_dir)
     target = graph_path(spec, cache_dir)
+    import tempfile  # building only: a recall that finds the graph cached does not load it
+
     with tempfile.TemporaryDirectory(dir=cache_dir, prefix=".build-") as tmp:
         folded = Path(tmp) / "folded.onnx"
         fused = Path(tmp) / "fused.onnx"
@@ -177,6 +178,8 @@ def _write_manifest(spec: ModelSpec, target: Path, sha: str, versions: dict[str,
         "sha256": sha,
         **versions,
     }
+    import tempfile
+
     fd, name = tempfile.mkstemp(dir=target.parent, prefix=".manifest-")
     with os.fdopen(fd, "w") as f:
         json.dump(manifest, f, indent=1)

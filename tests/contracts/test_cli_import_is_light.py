@@ -95,8 +95,8 @@ PARSERS = ("claude_code", "codex", "pi", "hermes", "hermes_jsonl", "hermes_db", 
 
 def test_reading_a_memory_loads_no_transcript_parser_nor_other_verbs() -> None:
     """`funes recall` resolves the agents' homes (the registry) and renders a recall without
-    loading any agent's parsing code, the status verb or the stdlib sqlite3 module that the
-    sqlite_vec package imports (issue 15: cold start)."""
+    loading any agent's parsing code, the status verb, the stdlib sqlite3 module that the
+    sqlite_vec package imports, or socket for the host name (issue 15: cold start)."""
     code = (
         f"PARSERS = {PARSERS!r}\n"
         "import sys, funes.cli.recall, funes.memory, funes.render.agent\n"
@@ -106,10 +106,10 @@ def test_reading_a_memory_loads_no_transcript_parser_nor_other_verbs() -> None:
         "assert connect(':memory:').vectors\n"
         "parsers = [m for m in sys.modules if m.split('.')[-1] in PARSERS and m.startswith('funes.traces.')]\n"
         "print(sorted(parsers), 'funes.commands.status' in sys.modules, "
-        "'sqlite_vec' in sys.modules, 'sqlite3' in sys.modules)"
+        "'sqlite_vec' in sys.modules, 'sqlite3' in sys.modules, 'socket' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[] False False False", out.stdout + out.stderr
+    assert out.stdout.strip() == "[] False False False False", out.stdout + out.stderr
 
 
 def test_the_agent_registry_loads_a_parser_when_it_is_used(tmp_path: Path) -> None:
