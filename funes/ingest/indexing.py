@@ -234,11 +234,16 @@ def index_unit(
     # The first read after a change compares every stored chunk of the unit; the later tier
     # passes of the same signature only their own block types (the rest is up to date).
     compared = None if first == 0 else types
+    # block types a later tier would read: a unit holding none of them (a prose-only session)
+    # is complete after this pass, and is not re-read, nor reported as not indexed, for them
+    later = {t for level in TIERS[tier + 1 :] for t in level}
+    deeper = False
     turns = 0
     ok = True
     try:
         for turn in source.read(unit, stats):
             turns += 1
+            deeper = deeper or any(b.type in later for b in turn.blocks)
             turn = _redacted(turn, job.scanner, local)
             writer.add(turn, chunk_turn(turn, types=compared, host=job.host))
         writer.finish()
@@ -260,7 +265,7 @@ def index_unit(
             unit.key,
             harness=unit.harness.value,
             signature=_recorded_signature(unit, thinking),
-            level=tier,
+            level=tier if deeper else TOP_TIER,
             turns=turns,
             chunks=written,
         )

@@ -245,3 +245,30 @@ def test_the_readmes_offline_fix_works_after_a_first_index_without_model_weights
     assert status["without_vectors"] == 0 and status["chunks"] == len(PAIRS)
     found = run("recall", "--all", "how was the bank call timeout fixed")
     assert found.returncode == 0 and "idempotency key" in found.stdout
+
+
+def test_a_prose_only_session_is_complete_after_the_prose_pass(
+    isolated_env: Path, tmp_path: Path
+) -> None:
+    """A budgeted first index reads prose first; a session with no tool blocks has nothing
+    for the later passes, so it is not re-read for them nor reported as not indexed (a
+    55k-chunk prose history showed '1100 not indexed' next to 'owed: 0 chunks from 0 files',
+    and the next index re-read every file). A session with tool blocks still owes them."""
+    from support.claude import DEFAULT_TURNS, write_claude_session
+
+    from funes.ingest import TOP_TIER, owed
+    from funes.ingest.indexing import IndexReport, index_unit
+
+    prose = write_session(isolated_env, conversation(PAIRS))
+    write_claude_session(isolated_env / ".claude", DEFAULT_TURNS)
+    with Store.open(tmp_path / "m.db") as store:
+        job = _job(store, BagOfWordsEmbedder())
+        units = [(s, u) for s in discover(AgentHomes.resolve()) for u in s.units()]
+        assert len(units) == 2
+        for source, unit in units:
+            written, ok = index_unit(source, unit, job, tier=0, report=IndexReport())
+            assert ok and written
+        still_owed = [u.key for _, u in units if owed(store, u, TOP_TIER)]
+        assert len(still_owed) == 1 and prose.name not in still_owed[0]
+        kinds = {r[0] for r in store.raw.execute("select distinct block_type from chunks")}
+        assert kinds <= {"text", "thinking"}  # the tool blocks wait for their own passes
