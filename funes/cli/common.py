@@ -109,9 +109,9 @@ def wants_human(fmt: str | None) -> bool:
 format_option = click.option(
     "--format",
     "fmt",
-    type=click.Choice(["human", "agent"]),
+    type=click.Choice(["human", "agent", "json"]),
     default=None,
-    help="Output format (default: human at a terminal, else agent).",
+    help="Output format (default: human at a terminal, else agent; json is --json).",
 )
 json_option = click.option(
     "--json",
@@ -122,10 +122,13 @@ json_option = click.option(
 
 
 def output_mode(fmt: str | None, as_json: bool) -> str:
-    """`json`, `human` or `agent`: --json, else --format, else human only at a terminal."""
+    """`json`, `human` or `agent`: --json (or --format json), else --format, else human only
+    at a terminal."""
     if as_json:
-        if fmt is not None:
+        if fmt not in (None, "json"):
             raise click.UsageError("--json and --format cannot be combined")
+        return "json"
+    if fmt == "json":
         return "json"
     return "human" if wants_human(fmt) else "agent"
 

@@ -85,6 +85,16 @@ def test_json_and_format_cannot_be_combined(memory: Callable[..., Ran]) -> None:
     assert out.returncode == 1 and "--json and --format" in out.stderr and out.stdout == ""
 
 
+def test_format_json_is_the_json_flag(memory: Callable[..., Ran]) -> None:
+    """`--format json` (what a user tries after `--format human`) prints the --json document."""
+    for args in (["recall", "kestrel"], ["status"], ["sessions"]):
+        flag, spelled = memory(*args, "--json"), memory(*args, "--format", "json")
+        assert spelled.returncode == flag.returncode == 0, spelled.stderr
+        assert json.loads(spelled.stdout)["schema"] == json.loads(flag.stdout)["schema"]
+    both = memory("recall", "kestrel", "--json", "--format", "json")
+    assert both.returncode == 0 and json.loads(both.stdout)["schema"] == "funes.recall/1"
+
+
 def _at_a_terminal(args: list[str], env: dict[str, str]) -> str:
     """`funes ARGS` with stdin and stdout on a pseudo-terminal; what it printed."""
     leader, follower = pty.openpty()
