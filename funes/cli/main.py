@@ -97,6 +97,7 @@ def main(argv: list[str] | None = None) -> None:
         _interrupted()
     except click.ClickException as exc:
         exc.show()
+        _dash_hint(exc)
         # A usage error is exit 1 like any other error: AGENTS.md keeps 2 for a push the
         # secrets gate refused (click's own convention would be 2 for both).
         sys.exit(1 if isinstance(exc, click.UsageError) else exc.exit_code)
@@ -113,6 +114,23 @@ def main(argv: list[str] | None = None) -> None:
             _interrupted()
         raise
     sys.exit(0)
+
+
+# verbs whose free text may start with a dash ("-v does nothing"), which click reads as options
+_FREE_TEXT = {"recall": "query", "ask": "question"}
+
+
+def _dash_hint(exc: click.ClickException) -> None:
+    """After click's "No such option: -v" for a verb that takes free text: how to pass it."""
+    if not isinstance(exc, click.NoSuchOption) or exc.ctx is None:
+        return
+    verb = exc.ctx.command.name or ""
+    if verb in _FREE_TEXT:
+        click.echo(
+            f"  hint: a {_FREE_TEXT[verb]} that starts with '-' goes after --: "
+            f'funes {verb} -- "{exc.option_name} …"',
+            err=True,
+        )
 
 
 def _from_interrupt(exc: BaseException) -> bool:

@@ -237,6 +237,20 @@ def test_a_usage_error_exits_1_not_2_which_is_kept_for_a_refused_push(
     assert "No such option" in out.stderr and out.stdout == ""
 
 
+def test_a_query_that_starts_with_a_dash_is_told_how_to_pass_it(
+    isolated_env: Path, run: Callable[..., Ran]
+) -> None:
+    out = run("recall", "-v verbose")
+    assert out.returncode == 1 and "No such option" in out.stderr
+    assert 'funes recall -- "-v' in out.stderr
+    other = run("status", "--bogus")  # no free text there: click's message alone
+    assert other.returncode == 1 and "hint:" not in other.stderr
+    write_session(isolated_env, conversation(PAIRS))
+    funes("index")
+    passed = run("recall", "--", "-v export")
+    assert passed.returncode == 0, passed.stderr
+
+
 def test_a_huge_window_and_a_nan_half_life_are_answered_not_tracebacks(
     isolated_env: Path,
 ) -> None:
