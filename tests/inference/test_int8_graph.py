@@ -81,40 +81,33 @@ def _run(session: Any, ids: list[int]) -> np.ndarray:
     )[0]
 
 
-def test_saved_fusions_change_no_vector_and_speed_up_the_session_build(tmp_path: Path) -> None:
+def test_saved_fusions_change_no_vector(tmp_path: Path) -> None:
     """The cached graph carries onnxruntime's extended fusions (step 4 of the build): its
     outputs are the same bits as those of the graph quantized only, which a session fuses at
-    load, so saving them changes no vector."""
-    import time
-
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
+    load, so saving them changes no vector (what they save, the session build, is measured by
+    `make bench`: cold recall)."""
     spec = MINILM_L6_INT8_PKG
     source = resolve_file(spec, spec.onnx)
     built, _ = build_graph(spec, source, tmp_path / "cache")
     _, fused = _folded_and_fused(source, tmp_path)
-    quantized = tmp_path / "int8.onnx"
-    quantize_dynamic(
-        fused, quantized, per_channel=True, reduce_range=True, weight_type=QuantType.QInt8
-    )
+    quantized = _quantized(fused, tmp_path / "int8.onnx")
     assert built.stat().st_size != quantized.stat().st_size  # the fusions are saved
-
-    def session(path: Path) -> tuple[Any, float]:
-        started = time.perf_counter()
-        made = _int8_session(path)
-        return made, time.perf_counter() - started
-
     tokenizer = OnnxEmbedder(spec, cache_dir=tmp_path / "cache")._tokenizer
-    sessions = {built: session(built)[0], quantized: session(quantized)[0]}
+    sessions = [_int8_session(built), _int8_session(quantized)]
     for text in TEXTS:
         ids = tokenizer.encode(text).ids
-        outputs = [_run(s, ids) for s in sessions.values()]
+        outputs = [_run(s, ids) for s in sessions]
         assert np.array_equal(outputs[0], outputs[1]), text
-    builds: dict[Path, list[float]] = {built: [], quantized: []}
-    for _ in range(5):  # interleaved: the best of each, so load from other jobs hits both
-        for path in builds:
-            builds[path].append(session(path)[1])
-    assert min(builds[built]) < min(builds[quantized]), builds
+
+
+def _quantized(graph: Path, target: Path) -> Path:
+    """`graph` quantized as the build does (dynamic int8, per channel, 7-bit weights)."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    quantize_dynamic(
+        graph, target, per_channel=True, reduce_range=True, weight_type=QuantType.QInt8
+    )
+    return target
 
 
 def test_attention_and_gelu_run_fused_in_the_int8_graph(tmp_path: Path) -> None:
@@ -154,33 +147,6 @@ def test_the_fused_float_graph_computes_what_the_exported_one_did(tmp_path: Path
     feeds = {"input_ids": batch, "attention_mask": mask, "token_type_ids": batch * 0}
     a, b = (s.run(None, feeds)[0] for s in sessions)
     assert np.max(np.abs(a - b)[mask.astype(bool)]) < 1e-4
-
-
-def test_the_fused_int8_graph_embeds_faster(tmp_path: Path) -> None:
-    """What the fusions are for: one 128-token text, the built graph against the same int8
-    graph without the rewrite and with SkipLayerNormalization (1.4x on the bench machine)."""
-    import time
-
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    spec = MINILM_L6_INT8_PKG
-    source = resolve_file(spec, spec.onnx)
-    built, _ = build_graph(spec, source, tmp_path / "cache")
-    folded, _ = _folded_and_fused(source, tmp_path)
-    plain = tmp_path / "plain.onnx"
-    quantize_dynamic(
-        folded, plain, per_channel=True, reduce_range=True, weight_type=QuantType.QInt8
-    )
-    sessions = {"fused": _int8_session(built), "plain": _int8_session(plain, ())}
-    ids = [101] + [2773] * 126 + [102]
-    best = dict.fromkeys(sessions, float("inf"))
-    for _ in range(7):  # interleaved, best of each: load from other jobs hits both
-        for name, s in sessions.items():
-            started = time.perf_counter()
-            for _ in range(5):
-                _run(s, ids)
-            best[name] = min(best[name], time.perf_counter() - started)
-    assert best["fused"] < 0.9 * best["plain"], best
 
 
 def test_embedder_sessions_leave_skip_layer_norm_unfused(tmp_path: Path) -> None:
