@@ -8,9 +8,10 @@ formula, IDF, document lengths and tokenizer): the terms left out add their weig
 found, they do not bring new rows. A row that matches none of the rare terms is not a
 candidate: Lucene's "common terms" query makes the same cut. Measured on the bench's
 million-chunk memory (109 dev-set questions, default pipeline, budget 50k): turn hit@1 / @5
-54.1 / 90.8 exact → 55.0 / 90.8, session 84.4 / 99.1 → 86.2 / 99.1; the BM25 leg alone loses
-(session hit@5 51.4 → 42.2), so recall without a vector leg keeps the exact query. A query
-whose terms match at most `budget` postings in all is answered by the exact query.
+54.1 / 90.8 exact → 55.0 / 91.7, session 84.4 / 98.2 → 86.2 / 99.1; without a vector leg the
+cut loses (default without vectors, session hit@5 65.1 → 42.2), so recall without one keeps
+the exact query. A query whose terms match at most `budget` postings in all is answered by
+the exact query (bench/README.md, section 3).
 
 FTS5's bm25(), per phrase p of the query (k1 = 1.2, b = 0.75, sqlite's fts5_aux.c):
     idf(p) · tf · (k1 + 1) / (tf + k1 · (1 − b + b · D / avgdl)),

@@ -183,7 +183,10 @@ def _vec_extension() -> str | None:
     import importlib.util
     import os.path
 
-    found = importlib.util.find_spec("sqlite_vec")
+    try:
+        found = importlib.util.find_spec("sqlite_vec")
+    except (ImportError, ValueError):  # a broken install, or an entry blocked in sys.modules
+        return None
     if found is None or not found.submodule_search_locations:
         return None
     return os.path.join(next(iter(found.submodule_search_locations)), "vec0")
