@@ -33,7 +33,7 @@ run: install ## the main job: index this machine's agent sessions (or fixtures/)
 test: dev ## the whole suite (what CI runs)
 	$(BIN)/pytest -q
 
-test-quick: ## the suite without the slow layers (real agent CLIs, long robustness runs)
+test-quick: dev ## the suite without the slow layers (real agent CLIs, long robustness runs)
 	$(BIN)/pytest -q -m "not agent_e2e and not slow"
 
 check: ## formatting, lint, types, import layers
