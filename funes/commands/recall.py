@@ -94,12 +94,13 @@ def run_recall(
         opened.close()
 
 
-def no_support_line(outcome: RecallOutcome, *, weak: bool = False) -> str:
+def no_support_line(outcome: RecallOutcome, *, weak: bool = False, show_all: str = "--all") -> str:
     """The agent-format line saying nothing in memory supports the query (AGENTS.md):
     `no supporting passage (best support <s> < <threshold>; --all shows the weak candidates)`,
-    or `…; weak candidates follow)` when they are shown after it."""
+    or `…; weak candidates follow)` when they are shown after it. `show_all`: how the caller
+    asks for them (the CLI's `--all`; the MCP recall tool's `"all": true`)."""
     r = outcome.result
     support = f"{r.support:.3f}" if r.support is not None else "n/a"
     threshold = f"{r.min_support:.3f}" if r.min_support is not None else "n/a"
-    tail = "weak candidates follow" if weak else "--all shows the weak candidates"
+    tail = "weak candidates follow" if weak else f"{show_all} shows the weak candidates"
     return f"no supporting passage (best support {support} < {threshold}; {tail})"

@@ -335,7 +335,7 @@ class Tools:
         outcome = run_recall(self.rt, self._memory(args), request)
         for note in outcome.result.notes:
             log.warning("%s", note)
-        return ToolReply(agent_render.recall(outcome, weak=weak))
+        return ToolReply(agent_render.recall(outcome, weak=weak, show_all='"all": true'))
 
     def get(self, args: Mapping[str, Any]) -> ToolReply:
         from funes.commands import run_get

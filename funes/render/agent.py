@@ -94,8 +94,9 @@ def session_label(stored: str | None, session_id: str) -> str:
     return label or _token(short_id(session_id))
 
 
-def recall(outcome: RecallOutcome, *, weak: bool = False) -> str:
-    """The agent format of a recall; `weak`: show the hits even when none is supported."""
+def recall(outcome: RecallOutcome, *, weak: bool = False, show_all: str = "--all") -> str:
+    """The agent format of a recall; `weak`: show the hits even when none is supported;
+    `show_all`: how the reader asks for that (no_support_line)."""
     hits = outcome.result.hits
     if not hits:
         return "no results\n"
@@ -104,7 +105,7 @@ def recall(outcome: RecallOutcome, *, weak: bool = False) -> str:
     if outcome.owner:
         lines.append(third_party_line(outcome.memory, outcome.owner))
     if not outcome.result.supported:
-        lines.append(no_support_line(outcome, weak=weak))
+        lines.append(no_support_line(outcome, weak=weak, show_all=show_all))
         if not weak:
             return "\n".join(lines) + "\n"
     for hit in hits:

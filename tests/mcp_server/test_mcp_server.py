@@ -316,6 +316,7 @@ def test_recall_and_get_return_exactly_what_the_cli_prints(
     assert miss["isError"] is False
     assert text_of(miss).startswith("no supporting passage (best support ")
     assert len(text_of(miss).splitlines()) == 1
+    assert text_of(miss).rstrip().endswith('"all": true shows the weak candidates)')  # its argument
     weak = text_of(mcp.call("recall", {"query": "zzzzqqq nonexistentterm", "all": True}))
     assert weak.splitlines()[0].endswith("weak candidates follow)") and "  → get " in weak
 
