@@ -12,7 +12,7 @@ def test_importing_the_cli_does_not_load_models_or_heavy_libraries() -> None:
         "import sys, funes.cli; "
         "print(sorted(m for m in ('onnxruntime', 'tokenizers', 'huggingface_hub', 'pyarrow', 'lance', 'mcp', 'watchdog') if m in sys.modules))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = _python(code)
     assert out.stdout.strip() == "[]"
 
 
@@ -23,7 +23,7 @@ def test_funes_version_loads_no_command() -> None:
         "try:\n    main(['--version'])\nexcept SystemExit:\n    pass\n"
         "print(sorted(m for m in sys.modules if m.startswith('funes.') and m.count('.') >= 1))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = _python(code)
     assert out.stdout.strip().endswith(
         "['funes.cli', 'funes.cli.common', 'funes.cli.main', 'funes.errors']"
     ), out.stdout
@@ -36,7 +36,7 @@ def test_the_memory_layer_loads_the_remote_machinery_only_for_a_remote_memory() 
         "funes.memory.parse_memory(None, rt)\n"
         "print(sorted(m for m in ('funes.remote', 'rich', 'lance', 'pyarrow') if m in sys.modules))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = _python(code)
     assert out.stdout.strip() == "[]", out.stdout
 
 
@@ -49,7 +49,7 @@ def test_the_recall_verb_loads_no_indexing_sharing_or_wiring_code() -> None:
         "print(sorted(m for m in ('funes.ingest', 'funes.remote', 'funes.wiring', 'watchdog', "
         "'rich', 'pyarrow') if m in sys.modules))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = _python(code)
     assert out.stdout.strip() == "[]", out.stdout
 
 
@@ -64,7 +64,7 @@ def test_the_commands_face_loads_a_verb_module_only_when_a_name_of_it_is_used() 
         "print(before, sorted(m for m in ('add', 'ask', 'index', 'forget', 'status', 'spool', "
         "'watch') if 'funes.commands.' + m in after), 'funes.commands.recall' in after)"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = _python(code)
     assert out.stdout.strip() == "[] [] True", out.stdout
 
 
@@ -108,7 +108,7 @@ def test_reading_a_memory_loads_no_transcript_parser_nor_other_verbs() -> None:
         "print(sorted(parsers), 'funes.commands.status' in sys.modules, "
         "'sqlite_vec' in sys.modules, 'sqlite3' in sys.modules, 'socket' in sys.modules)"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = _python(code)
     assert out.stdout.strip() == "[] False False False False", out.stdout + out.stderr
 
 
@@ -119,3 +119,8 @@ def test_the_agent_registry_loads_a_parser_when_it_is_used(tmp_path: Path) -> No
     source = AGENTS[Harness.CLAUDE_CODE].source(tmp_path)
     assert isinstance(source, ClaudeCodeSource)
     assert AGENTS[Harness.PI].sniff({"type": "session", "version": 3}) in (True, False)
+
+
+def _python(code: str) -> subprocess.CompletedProcess[str]:
+    """`code` run in a fresh interpreter (nothing imported yet); raises when it fails."""
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
