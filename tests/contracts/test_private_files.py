@@ -116,7 +116,7 @@ def test_a_memory_left_loose_by_an_older_version_is_tightened_on_open(
 
 
 def test_model_verification_stamps_are_private(tmp_path: Path, umask: int) -> None:
-    from funes.inference.onnx_backend import _verify
+    from funes.inference.files import verify
     from funes.inference.spec import EMBEDDERS
 
     weights = tmp_path / "weights.bin"
@@ -125,7 +125,7 @@ def test_model_verification_stamps_are_private(tmp_path: Path, umask: int) -> No
 
     stamps = tmp_path / "data" / "verified-models"
     spec = next(iter(EMBEDDERS.values()))
-    _verify(spec, weights, hashlib.sha256(b"not really a model").hexdigest(), stamps)
+    verify(spec, weights, hashlib.sha256(b"not really a model").hexdigest(), stamps)
     files = list(stamps.iterdir())
     assert files and all(_mode(f) == 0o600 for f in files)
     assert _mode(stamps) == 0o700 and _mode(stamps.parent) == 0o700

