@@ -12,10 +12,25 @@ import sys
 
 def main() -> None:
     try:
+        if _verb(sys.argv[1:]) == "recall":
+            # the query's model loads in a child process on the other core while this one
+            # imports the CLI and opens the memory (funes.inference.prefetch)
+            from funes.inference import warm_up
+            from funes.memory import recall_query_model
+
+            warm_up(recall_query_model)
         from funes.cli import main as cli_main
     except KeyboardInterrupt:
         sys.exit(130)
     cli_main()
+
+
+def _verb(args: list[str]) -> str | None:
+    """The subcommand named on the command line (after the group's own `--debug`), if any."""
+    for arg in args:
+        if arg != "--debug":
+            return arg
+    return None
 
 
 if __name__ == "__main__":

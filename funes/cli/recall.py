@@ -20,7 +20,7 @@ from funes.cli.common import (
     pass_runtime,
     scope_options,
 )
-from funes.commands import RecallRequest, Scope, run_recall
+from funes.commands import RecallRequest, Scope, prefetch_query, run_recall
 from funes.memory import Runtime, parse_memory
 from funes.render import agent as agent_render
 from funes.settings import RECALL
@@ -117,10 +117,18 @@ def recall(
         raise click.BadParameter("must be a number of days, not nan", param_hint="'--half-life'")
     request = RecallRequest(" ".join(query), params, block_type, harness, scope)
     mode = output_mode(fmt, as_json)
-    # rich loads only to draw the spinner at a terminal (agents read stderr from a pipe)
-    console = err_console() if sys.stderr.isatty() else None
-    with console.status("recalling…", spinner="dots") if console is not None else _Null():
-        outcome = run_recall(rt, parse_memory(memory, rt), request)
+    ref = parse_memory(memory, rt)
+    # the query is embedded in a child process while this one opens the memory (before the
+    # spinner's thread starts: a prefetch forks only a single-threaded process)
+    prefetched = prefetch_query(rt, request)
+    try:
+        # rich loads only to draw the spinner at a terminal (agents read stderr from a pipe)
+        console = err_console() if sys.stderr.isatty() else None
+        with console.status("recalling…", spinner="dots") if console is not None else _Null():
+            outcome = run_recall(rt, ref, request)
+    finally:
+        if prefetched is not None:
+            prefetched.cancel_prefetch()
     for note in outcome.result.notes:
         click.echo(f"funes: {note}", err=True)
     if mode == "json":

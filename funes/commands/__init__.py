@@ -56,7 +56,13 @@ if TYPE_CHECKING:
     from funes.commands.get import GetOutcome, run_get
     from funes.commands.index import IndexOutcome, IndexRequest, run_index, sources_for
     from funes.commands.push import PushRequest, run_push
-    from funes.commands.recall import RecallOutcome, RecallRequest, no_support_line, run_recall
+    from funes.commands.recall import (
+        RecallOutcome,
+        RecallRequest,
+        no_support_line,
+        prefetch_query,
+        run_recall,
+    )
     from funes.commands.remove import run_remove
     from funes.commands.scope import Scope
     from funes.commands.scrub import ScrubOutcome, run_scrub
@@ -121,6 +127,7 @@ __all__ = [
     "run_index",
     "run_push",
     "no_support_line",
+    "prefetch_query",
     "run_recall",
     "run_remove",
     "run_scrub",

@@ -49,6 +49,7 @@ EXPORTS: dict[str, tuple[str, str]] = {
     "RecallOutcome": ("recall", "RecallOutcome"),
     "RecallRequest": ("recall", "RecallRequest"),
     "no_support_line": ("recall", "no_support_line"),
+    "prefetch_query": ("recall", "prefetch_query"),
     "run_recall": ("recall", "run_recall"),
     "run_remove": ("remove", "run_remove"),
     "Scope": ("scope", "Scope"),

@@ -8,10 +8,11 @@ from dataclasses import dataclass, field
 from funes.commands.reading import open_reading
 from funes.commands.scope import NO_SCOPE, Scope, filters_for
 from funes.errors import UsageError
+from funes.inference import LazyEmbedder
 from funes.memory import MemoryRef, Runtime, foreign_owner
 from funes.retrieval import RecallResult, recall
-from funes.settings import RECALL, RecallParams
-from funes.traces import BlockType, Harness
+from funes.settings import RECALL, Leg, RecallParams
+from funes.traces import BlockType, Harness, clean_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +93,20 @@ def run_recall(
         )
     finally:
         opened.close()
+
+
+def prefetch_query(rt: Runtime, request: RecallRequest) -> LazyEmbedder | None:
+    """Send the request's query to the child that the console script started to load the
+    model (funes.inference.prefetch), the model a memory is most likely stamped with
+    (FUNES_EMBEDDER, else the default), so the query is embedded there while `run_recall`
+    opens the memory. Returns the embedder that holds the child — its `cancel_prefetch()`
+    belongs in the caller's `finally` (a memory of another model, or without vectors, never
+    asks for the vector) — or None when there is no child."""
+    query = clean_text(request.query)
+    if not query.strip() or Leg.VECTOR not in request.params.legs:
+        return None
+    embedder = rt.embedder(rt.embedder_spec_for(None))
+    return embedder if embedder.prefetch_query(query) else None
 
 
 def no_support_line(outcome: RecallOutcome, *, weak: bool = False, show_all: str = "--all") -> str:

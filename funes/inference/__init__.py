@@ -2,7 +2,10 @@
 
     models.py        Embedder / Reranker protocols, spec lookups, load_* and LazyEmbedder
     spec.py          ModelSpec pins: repository, revision, files, dimension, pooling
+    files.py         a model's files located (package or Hub cache) and sha256-verified
+    tokens.py        tokenizers with the recipe's token cap; a query's token ids
     onnx_backend.py  the ONNX Runtime implementations (imported only when a model loads)
+    prefetch.py      a cold recall's query model loaded in a forked child process
 
 Importing this package stays cheap (no onnxruntime). Other packages import from this face.
 """
@@ -12,6 +15,7 @@ from __future__ import annotations
 from funes.inference.models import (
     Embedder,
     LazyEmbedder,
+    QueryModel,
     Reranker,
     available_locally,
     embedder_spec,
@@ -20,6 +24,7 @@ from funes.inference.models import (
     reranker_spec,
     use_model_path,
 )
+from funes.inference.prefetch import warm_up
 from funes.inference.spec import (
     BGE_SMALL,
     EMBEDDERS,
@@ -42,6 +47,7 @@ __all__ = [
     "ModelFile",
     "ModelSpec",
     "Pooling",
+    "QueryModel",
     "RERANKERS",
     "Reranker",
     "available_locally",
@@ -51,4 +57,5 @@ __all__ = [
     "load_reranker",
     "reranker_spec",
     "use_model_path",
+    "warm_up",
 ]

@@ -11,12 +11,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from funes.errors import UsageError
+from funes.errors import ModelUnavailable, UsageError
 from funes.inference.spec import EMBEDDERS, RERANKERS, ModelSpec
 
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
+
+    from funes.inference.prefetch import QueryPrefetch
+    from funes.inference.tokens import QueryTokens
 
 
 class Embedder(Protocol):
@@ -31,6 +34,15 @@ class Embedder(Protocol):
 
     def embed_query(self, query: str) -> NDArray[np.float32]:
         """Shape (dim,), L2-normalised; applies the model's query prefix."""
+        ...
+
+
+class QueryModel(Embedder, Protocol):
+    """An Embedder that also embeds a query from its tokens (funes.inference.tokens), what a
+    cold recall's child process runs (funes.inference.prefetch)."""
+
+    def embed_query_tokens(self, tokens: QueryTokens) -> NDArray[np.float32]:
+        """`embed_query` of the query the tokens came from, bit for bit. Shape (dim,)."""
         ...
 
 
@@ -124,10 +136,50 @@ class LazyEmbedder:
         self._stamp_dir = stamp_dir
         self._cache_dir = cache_dir
         self._loaded: Embedder | None = None
+        self._prefetch: QueryPrefetch | None = None
 
     @property
     def loaded(self) -> bool:
         return self._loaded is not None
+
+    def prefetch_query(self, query: str) -> bool:
+        """Send `query` to the child the console script started to load this model
+        (funes.inference.prefetch), for the `embed_query(query)` that follows. False when
+        there is none (another caller, a platform where it does not fork)."""
+        from funes.inference.prefetch import take_warm
+
+        if self._loaded is not None or self._prefetch is not None:
+            return False
+        prefetch = take_warm()
+        if prefetch is None:
+            return False
+        from funes.inference.tokens import query_tokens
+
+        try:
+            tokens = query_tokens(self.spec, query, stamp_dir=self._stamp_dir)
+        except ModelUnavailable:
+            tokens = None  # the child finds the tokenizer missing too, or reports nothing
+        prefetch.ask(self.spec.name, query, tokens)
+        self._prefetch = prefetch
+        return True
+
+    def cancel_prefetch(self) -> None:
+        """Stop and reap a prefetch child that `embed_query` did not consume."""
+        prefetch, self._prefetch = self._prefetch, None
+        if prefetch is not None:
+            prefetch.cancel()
+
+    def load_ready(self) -> tuple[str, QueryModel] | None:
+        """(spec name, the model with its query session built) when its weights, tokenizer
+        and int8 graph are already on this machine; None when loading would download or build
+        something. What a prefetch child runs (funes.inference.prefetch.Loader)."""
+        from funes.inference.onnx_backend import ready_embedder
+
+        embedder = ready_embedder(self.spec, stamp_dir=self._stamp_dir, cache_dir=self._cache_dir)
+        if embedder is None:
+            return None
+        embedder.prepare_query()
+        return self.spec.name, embedder
 
     def _model(self) -> Embedder:
         if self._loaded is None:
@@ -140,4 +192,9 @@ class LazyEmbedder:
         return self._model().embed(texts)
 
     def embed_query(self, query: str) -> NDArray[np.float32]:
+        prefetch, self._prefetch = self._prefetch, None
+        if prefetch is not None:
+            if prefetch.query == query and (vector := prefetch.result(self.dim)) is not None:
+                return vector
+            prefetch.cancel()
         return self._model().embed_query(query)

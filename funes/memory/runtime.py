@@ -17,9 +17,9 @@ from pathlib import Path
 
 from funes.errors import ModelUnavailable
 from funes.inference import (
-    Embedder,
     LazyEmbedder,
     ModelSpec,
+    QueryModel,
     Reranker,
     available_locally,
     embedder_for_model_id,
@@ -91,7 +91,7 @@ class Runtime:
                 return known
         return embedder_spec(DEFAULT_EMBEDDER)
 
-    def embedder(self, spec: ModelSpec) -> Embedder:
+    def embedder(self, spec: ModelSpec) -> LazyEmbedder:
         """A lazily loading embedder for `spec` (one per spec per process)."""
         if spec.name not in self._embedders:
             self._embedders[spec.name] = LazyEmbedder(
@@ -162,3 +162,12 @@ class Runtime:
     def reranker_note(self) -> str | None:
         """Why there is no reranker (after `reranker()` was asked), else None."""
         return self._reranker_error
+
+
+def recall_query_model() -> tuple[str, QueryModel] | None:
+    """The embedder a recall in this environment most likely asks for (FUNES_EMBEDDER, else
+    the default: `Runtime.embedder_spec_for(None)`), loaded with its query session when
+    everything it needs is on this machine, else None. What the console script's prefetch
+    child loads before the command line is parsed (funes.inference.prefetch)."""
+    rt = Runtime.resolve()
+    return rt.embedder(rt.embedder_spec_for(None)).load_ready()

@@ -332,3 +332,42 @@ def test_add_off_a_terminal_builds_the_first_index_prose_first(isolated_env: Pat
         hits = funes("recall", "export dying OOM").stdout
     assert "OOM-killed" in hits
     funes("remove", "claude")
+
+
+def test_a_cold_recall_gets_its_query_vector_from_the_child_that_loaded_the_model(
+    isolated_env: Path, run: Callable[..., Ran]
+) -> None:
+    write_session(isolated_env, conversation(PAIRS))
+    funes("index")
+    query = "why did the nightly export run out of memory"
+    import onnxruntime  # noqa: F401 - in this process no child forks: the reference recall
+
+    here = run("recall", query, "-k", "2")
+    cold = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "funes", "recall", query, "-k", "2"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=os.environ.copy(),
+    )
+    assert cold.returncode == 0, cold.stderr
+    assert cold.stdout == here.stdout
+    assert "OOM-killed" in cold.stdout
+    imported = {
+        line.rsplit("|", 1)[-1].strip()
+        for line in cold.stderr.splitlines()
+        if line.startswith("import time:")
+    }
+    assert "funes.store" in imported  # the import log is this process's own
+    # the model ran in the child (funes.inference.prefetch); this process tokenized the query
+    assert "onnxruntime" not in imported
+    assert "tokenizers" in imported
+
+
+def test_only_recall_warms_a_model_child_first_thing() -> None:
+    from funes.__main__ import _verb
+
+    assert _verb(["recall", "status"]) == "recall"
+    assert _verb(["--debug", "recall", "x"]) == "recall"
+    assert _verb(["status", "recall"]) == "status"
+    assert _verb([]) is None

@@ -27,16 +27,16 @@ PUBLIC: dict[str, set[str]] = {
         "SessionsRequest", "SourceStatus", "SpoolStatus", "StatusReport", "WatchReport",
         "add_target", "check_shared", "create_shared", "curate_decide", "curate_review",
         "curation_status", "has_hub_token", "local_chunks", "no_support_line", "personal_memory",
-        "plan_ask", "preflight_agent", "refuse_missing_agent", "plan_forget", "retry_failed", "run_add", "run_ask", "run_drain", "run_forget",
+        "prefetch_query", "plan_ask", "preflight_agent", "refuse_missing_agent", "plan_forget", "retry_failed", "run_add", "run_ask", "run_drain", "run_forget",
         "run_get", "run_index", "run_push", "run_recall", "run_remove", "run_scrub", "run_sessions",
         "run_spool_status",
         "run_status", "run_watch", "sources_for",
     },
     "inference": {
         "BGE_SMALL", "EMBEDDERS", "MINILM_L6_INT8_PKG", "MS_MARCO_MINILM_L6", "RERANKERS",
-        "Embedder", "LazyEmbedder", "ModelFile", "ModelSpec", "Pooling", "Reranker",
+        "Embedder", "LazyEmbedder", "ModelFile", "ModelSpec", "Pooling", "QueryModel", "Reranker",
         "available_locally", "embedder_for_model_id", "embedder_spec", "load_embedder",
-        "load_reranker", "reranker_spec", "use_model_path",
+        "load_reranker", "reranker_spec", "use_model_path", "warm_up",
     },
     "ingest": {
         "OWED_BUDGET_S", "TIERS", "TOP_TIER", "AgentBacklog", "Claimed", "DrainPlan",
@@ -52,7 +52,7 @@ PUBLIC: dict[str, set[str]] = {
         "PublishQueue", "PublishState", "RERANKER_RETRY_S", "Runtime", "all_curations",
         "as_push_target", "bind", "bindings_path", "bound_agents", "bound_ref", "curation_path", "foreign_owner",
         "load_bindings", "load_curation", "open_for_read", "open_for_write", "open_memory",
-        "parse_memory", "probe", "remote_for", "save_curation", "state",
+        "parse_memory", "probe", "recall_query_model", "remote_for", "save_curation", "state",
     },
     "redact": {
         "MARKER_PREFIX", "RULES_VERSION", "DetectSecretsScanner", "Finding", "GateResult",

@@ -1,0 +1,233 @@
+"""A cold recall's query model, loaded in a child process while the parent starts up.
+
+A cold `funes recall` did everything in turn on one core: import click and its own modules,
+numpy and onnxruntime, read the tokenizer, build the query's session, open the memory, run
+BM25, embed the query. Now the console script, first thing when its verb is `recall`, imports
+numpy (both processes need it) and forks (`warm_up`): the child imports onnxruntime, loads the
+model's graph and builds the query's session on the second core while the parent imports the
+CLI, parses the command line and tokenizes the query (loading a tokenizer takes about as long
+as building the session, so each process does one). The parent then sends the tokens
+(`QueryPrefetch.ask`), opens the memory, and reads back the query's vector — `dim` float32s,
+little-endian — through a pipe; it never loads the model itself. Measured on the 2-core bench machine, dev-set memory,
+time to the first byte (bench/README.md: cold start).
+
+The vector is the one `embed_query` computes in process, bit for bit (same code, same session
+options). Anything short of it — the model not on this machine, another model asked for, a
+failure in the child, a killed child — reads as no vector, and the caller embeds the query
+itself: the child can make recall faster, never different, and never raise.
+
+Only where forking without exec is safe: Linux, a process with a single thread and
+onnxruntime not yet imported (its thread pools do not survive a fork). The child's standard
+streams go to /dev/null, so it writes nothing the user reads and holds no pipe of theirs
+open; it leaves with os._exit (no atexit handlers, no buffered output of the parent). A child
+nobody asks is stopped at the parent's exit, or leaves by itself when the parent is gone (its
+query pipe reads end-of-file).
+
+Protocol: parent → child one JSON object `{"model": <spec name>, "query": <text>, "ids":
+[...], "type_ids": [...]}` (the token lists when the parent tokenized the query), then
+end-of-file; child → parent the vector's bytes and end-of-file, or end-of-file alone.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    from funes.inference.models import QueryModel
+    from funes.inference.tokens import QueryTokens
+
+# What the child loads: (the model's spec name, its embedder with the query session built),
+# or None when it cannot be loaded quickly and offline (a download or a graph build is left
+# to the parent, which reports them).
+Loader = Callable[[], "tuple[str, QueryModel] | None"]
+
+
+def can_fork() -> bool:
+    """Whether this process may fork the child (see the module docstring)."""
+    return (
+        sys.platform == "linux"
+        and hasattr(os, "fork")
+        and threading.active_count() == 1
+        and "onnxruntime" not in sys.modules
+    )
+
+
+class QueryPrefetch:
+    """The child: loading a model, then embedding the one query it is sent. `ask` once, then
+    `result()`; `cancel()` stops and reaps it at any time (a no-op once done)."""
+
+    def __init__(self, pid: int, to_child: int, from_child: int) -> None:
+        self.pid = pid  # for diagnostics: the process may be gone
+        self.query: str | None = None
+        self._running: int | None = pid
+        self._to_child: int | None = to_child
+        self._from_child: int | None = from_child
+
+    @classmethod
+    def start(cls, load: Loader) -> QueryPrefetch | None:
+        """Fork a child that calls `load()`, then waits for its query. None where forking
+        is not safe (`can_fork`) or failed."""
+        if not can_fork():
+            return None
+        query_r, query_w = os.pipe()
+        vector_r, vector_w = os.pipe()
+        try:
+            pid = os.fork()
+        except OSError:
+            for fd in (query_r, query_w, vector_r, vector_w):
+                os.close(fd)
+            return None
+        if pid == 0:  # the child: never returns
+            os.close(query_w)
+            os.close(vector_r)
+            _child(load, query_r, vector_w)
+        os.close(query_r)
+        os.close(vector_w)
+        return cls(pid, query_w, vector_r)
+
+    def ask(self, model: str, query: str, tokens: QueryTokens | None = None) -> None:
+        """Send the query the caller will embed with `model` (a spec name), once; with its
+        `tokens` (funes.inference.tokens.query_tokens) when the caller has them, so the child
+        runs the model on them without loading the tokenizer."""
+        import json
+
+        if self._to_child is None:
+            return
+        self.query = query
+        fd, self._to_child = self._to_child, None
+        asked: dict[str, object] = {"model": model, "query": query}
+        if tokens is not None:
+            asked.update(ids=tokens.ids, type_ids=tokens.type_ids)
+        try:
+            _write_all(fd, json.dumps(asked).encode())
+        except OSError:
+            pass  # the child is gone: result() reads no vector
+        finally:
+            os.close(fd)
+
+    def result(self, dim: int) -> NDArray[np.float32] | None:
+        """The query's vector, shape (dim,), float32; None when the child sent none. Blocks
+        until the child has answered or ended. The child is reaped at exit if it is still
+        tearing down (its maps take tens of milliseconds to go)."""
+        # numpy is imported already (warm_up); it would be here, while the child works
+        import numpy as np
+
+        if self._from_child is None:
+            return None
+        chunks = []
+        try:
+            while block := os.read(self._from_child, 1 << 16):
+                chunks.append(block)
+        except OSError:
+            chunks = []
+        finally:
+            self._end(kill=False)
+        data = b"".join(chunks)
+        if len(data) != 4 * dim:
+            return None
+        vector: NDArray[np.float32] = np.frombuffer(data, dtype="<f4").astype(np.float32)
+        return vector
+
+    def cancel(self) -> None:
+        """Stop the child if it is still running, and reap it."""
+        self._end(kill=True)
+
+    def _end(self, *, kill: bool) -> None:
+        for fd in (self._to_child, self._from_child):
+            if fd is not None:
+                os.close(fd)
+        self._to_child = self._from_child = None
+        pid, self._running = self._running, None
+        if pid is None:
+            return
+        if kill:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            if kill:
+                os.waitpid(pid, 0)
+            elif os.waitpid(pid, os.WNOHANG) == (0, 0):  # still tearing down
+                atexit.register(_reap, pid)
+
+
+_warm: QueryPrefetch | None = None
+
+
+def warm_up(load: Loader) -> None:
+    """Import numpy and fork the child for this process's one recall (the console script,
+    first thing); `take_warm` hands it to the recall. Stopped at exit if nobody took it.
+
+    numpy comes before the fork: the child's onnxruntime and the parent's store both need it,
+    and importing it in both at once took longer than once before the fork."""
+    global _warm
+    if _warm is not None or not can_fork():
+        return
+    import numpy  # noqa: F401 - see the docstring
+
+    _warm = QueryPrefetch.start(load)
+    if _warm is not None:
+        atexit.register(_warm.cancel)
+
+
+def take_warm() -> QueryPrefetch | None:
+    """The child `warm_up` started, once; None when there is none (or it was taken)."""
+    global _warm
+    warm, _warm = _warm, None
+    return warm
+
+
+def _reap(pid: int) -> None:
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, 0)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _child(load: Loader, query_fd: int, vector_fd: int) -> None:
+    code = 1
+    try:
+        import json
+
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        loaded = load()
+        chunks = []
+        while block := os.read(query_fd, 1 << 16):
+            chunks.append(block)
+        asked = json.loads(b"".join(chunks)) if chunks else None
+        if loaded is not None and isinstance(asked, dict) and asked.get("model") == loaded[0]:
+            import numpy as np
+
+            from funes.inference.tokens import QueryTokens
+
+            embedder = loaded[1]
+            if isinstance(asked.get("ids"), list) and isinstance(asked.get("type_ids"), list):
+                tokens = QueryTokens(
+                    [int(i) for i in asked["ids"]], [int(t) for t in asked["type_ids"]]
+                )
+                vector = embedder.embed_query_tokens(tokens)
+            else:
+                vector = embedder.embed_query(str(asked["query"]))
+            _write_all(vector_fd, np.asarray(vector, dtype="<f4").tobytes())
+            # end-of-file for the parent now, not once this process is torn down
+            os.close(vector_fd)
+            code = 0
+    except BaseException:  # noqa: BLE001 - whatever happens, the parent embeds it itself
+        pass
+    finally:
+        os._exit(code)
