@@ -25,6 +25,7 @@ from funes.commands import (
 )
 from funes.errors import PushRefused, UsageError
 from funes.memory import MemoryKind, MemoryRef, Runtime, parse_memory
+from funes.plurals import counted, plural
 from funes.remote import RemoteState
 from funes.traces import Harness
 from funes.wiring import agent_harness
@@ -190,13 +191,15 @@ def _index(
     outcome = run_index(rt, target, IndexRequest(harness=harness))
     r = outcome.report
     console.print(
-        f"indexed {r.chunks_written} chunks from {r.units_indexed} sessions into "
+        f"indexed {counted(r.chunks_written, 'chunk')} from "
+        f"{counted(r.units_indexed, 'session')} into "
         f"{outcome.memory} in {r.elapsed_s:.0f}s",
         highlight=False,
     )
     if r.budget_exhausted or r.vectors_owed:
         console.print(
-            f"  {r.units_pending} session files and {r.vectors_owed} vectors still to do: the "
+            f"  {counted(r.units_pending, 'session file')} and {counted(r.vectors_owed, 'vector')} "
+            "still to do: the "
             "hook goes on after each turn (`funes index --yes` finishes it now)",
             highlight=False,
         )
@@ -215,7 +218,8 @@ def _first_push(rt: Runtime, console: Console, ref: MemoryRef, *, yes: bool) -> 
         return
     if report.held_back:
         console.print(
-            f"  [yellow]warning[/]: held back {report.held_back} chunks that contain secrets "
+            f"  [yellow]warning[/]: held back {counted(report.held_back, 'chunk')} that "
+            f"{plural(report.held_back, 'contains', 'contain')} secrets "
             "(they stay local)",
             highlight=False,
         )
@@ -223,12 +227,14 @@ def _first_push(rt: Runtime, console: Console, ref: MemoryRef, *, yes: bool) -> 
         console.print(f"{ref.label} is up to date", highlight=False)
     else:
         console.print(
-            f"pushed {report.pushed} chunks to {ref.label} (commit {(report.commit or '')[:12]})",
+            f"pushed {counted(report.pushed, 'chunk')} to {ref.label} "
+            f"(commit {(report.commit or '')[:12]})",
             highlight=False,
         )
     if report.unembedded:  # a budgeted first index leaves vectors owed: a later push sends them
+        n, it = report.unembedded, plural(report.unembedded, "it", "them")
         console.print(
-            f"  {report.unembedded} chunks have no vector yet: the hook embeds them after later "
-            "turns and the push at a session's end publishes them",
+            f"  {counted(n, 'chunk')} {plural(n, 'has', 'have')} no vector yet: the hook embeds "
+            f"{it} after later turns and the push at a session's end publishes {it}",
             highlight=False,
         )

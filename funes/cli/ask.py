@@ -7,6 +7,7 @@ import click
 from funes.cli.common import err_console, memory_option, pass_runtime
 from funes.commands import DEFAULT_TIMEOUT_S, AskAgent, AskMiss, AskRequest, plan_ask, run_ask
 from funes.memory import Runtime, parse_memory
+from funes.plurals import counted
 from funes.settings import RECALL
 
 
@@ -48,7 +49,7 @@ def ask(
         click.echo(plan.line)
         return
     console = err_console()
-    status = f"asking {agent} with {plan.passages} passage(s) from {plan.memory}…"
+    status = f"asking {agent} with {counted(plan.passages, 'passage')} from {plan.memory}…"
     if console.is_terminal:
         with console.status(status, spinner="dots"):
             answer = run_ask(plan, timeout_s=timeout_s)

@@ -11,6 +11,7 @@ from funes.cli.common import err_console, pass_runtime
 from funes.commands import CurateOutcome, SessionCard, add_target, curate_decide, curate_review
 from funes.errors import UsageError
 from funes.memory import Runtime
+from funes.plurals import counted
 from funes.traces import strip_terminal_controls
 
 PROMPT_CHARS = 200  # characters of each opening prompt shown in a review
@@ -79,7 +80,7 @@ def curate(
         console.print(
             f"funes: from now on a push to {outcome.memory} (by hand or at a session boundary) "
             f"sends only the sessions of {outcome.project} marked include: {included} of this "
-            f"host's {outcome.host_sessions} sessions",
+            f"host's {counted(outcome.host_sessions, 'session')}",
             highlight=False,
         )
     if not included and not any(c.attributed for c in outcome.cards):
@@ -111,7 +112,7 @@ def _interview(outcome: CurateOutcome) -> dict[str, str]:
     for i, card in enumerate(pending, 1):
         click.echo(
             f"\n[{i}/{len(pending)}] {card.started or '-'}  {card.harness}  {card.cwd or '-'}  "
-            f"{card.session_id}  ({card.turns} turns)",
+            f"{card.session_id}  ({counted(card.turns, 'turn')})",
             err=True,
         )
         for prompt in card.prompts:

@@ -11,6 +11,7 @@ from funes.cli.common import err_console, memory_option, pass_runtime
 from funes.commands import ForgetPlan, ForgetRequest, plan_forget, run_forget
 from funes.errors import UsageError
 from funes.memory import Runtime, parse_memory
+from funes.plurals import counted
 
 SHOWN = 10  # sessions listed before asking
 
@@ -68,7 +69,8 @@ def forget(
             return
     outcome = run_forget(rt, plan)
     click.echo(
-        f"forgot {len(plan.sessions)} sessions ({outcome.chunks_deleted} chunks) in {plan.memory.label}"
+        f"forgot {counted(len(plan.sessions), 'session')} "
+        f"({counted(outcome.chunks_deleted, 'chunk')}) in {plan.memory.label}"
     )
     if plan.rule is not None:
         click.echo(f"rule kept: later sessions {plan.rule.label} are never stored")
@@ -77,12 +79,12 @@ def forget(
             click.echo(f"{report.remote} holds none of the forgotten sessions")
         else:
             click.echo(
-                f"deleted {report.rows_deleted} chunks on {report.remote} (commit "
-                f"{report.commit[:12]}; {report.remote_chunks} chunks there now)"
+                f"deleted {counted(report.rows_deleted, 'chunk')} on {report.remote} (commit "
+                f"{report.commit[:12]}; {counted(report.remote_chunks, 'chunk')} there now)"
             )
     for remote, (n, chunks) in sorted(outcome.copies_left.items()):
         click.echo(
-            f"{remote} still holds {n} forgotten sessions ({chunks} chunks): "
+            f"{remote} still holds {counted(n, 'forgotten session')} ({counted(chunks, 'chunk')}): "
             f"funes forget --remote {remote}",
         )
 
@@ -93,7 +95,8 @@ def _describe(console: Console, plan: ForgetPlan) -> None:
     if len(plan.sessions) > SHOWN:
         console.print(f"  … and {len(plan.sessions) - SHOWN} more", highlight=False)
     console.print(
-        f"forget {len(plan.sessions)} sessions ({plan.chunks} chunks) from {plan.memory.label}",
+        f"forget {counted(len(plan.sessions), 'session')} ({counted(plan.chunks, 'chunk')}) "
+        f"from {plan.memory.label}",
         highlight=False,
         markup=False,
     )

@@ -14,6 +14,7 @@ from funes.commands import IndexOutcome, IndexRequest, run_index
 from funes.errors import UsageError
 from funes.ingest import Progress as IndexProgress
 from funes.memory import MemoryKind, MemoryRef, Runtime, parse_memory
+from funes.plurals import counted
 from funes.settings import INDEX
 from funes.traces import Harness
 
@@ -145,8 +146,9 @@ def _summary(console: Console, outcome: IndexOutcome) -> None:
         _reembed_summary(console, outcome)
         return
     parts = [
-        f"indexed {r.chunks_written} new chunks from {r.units_indexed} of {r.units_seen} session files",
-        f"({r.units_unchanged} unchanged, {r.turns} turns read) in {r.elapsed_s:.1f}s",
+        f"indexed {counted(r.chunks_written, 'new chunk')} from {r.units_indexed} of "
+        f"{counted(r.units_seen, 'session file')}",
+        f"({r.units_unchanged} unchanged, {counted(r.turns, 'turn')} read) in {r.elapsed_s:.1f}s",
     ]
     console.print(" ".join(parts), highlight=False)
     if r.per_harness:
@@ -155,16 +157,16 @@ def _summary(console: Console, outcome: IndexOutcome) -> None:
         )
     skipped = r.read
     bad = {
-        "corrupt records": skipped.corrupt_records,
-        "unknown records": skipped.unknown_records,
-        "oversized lines": skipped.oversized_records,
+        "corrupt record": skipped.corrupt_records,
+        "unknown record": skipped.unknown_records,
+        "oversized line": skipped.oversized_records,
     }
-    noted = ", ".join(f"{n} {what}" for what, n in bad.items() if n)
+    noted = ", ".join(counted(n, what) for what, n in bad.items() if n)
     if noted:
         console.print(f"  skipped: {noted}", highlight=False)
     if skipped.invalid_utf8:
         console.print(
-            f"  kept {skipped.invalid_utf8} line{'' if skipped.invalid_utf8 == 1 else 's'} with "
+            f"  kept {counted(skipped.invalid_utf8, 'line')} with "
             "invalid UTF-8 (the bad bytes read as �)",
             highlight=False,
         )
@@ -174,10 +176,11 @@ def _summary(console: Console, outcome: IndexOutcome) -> None:
             highlight=False,
         )
     if r.redactions:
-        console.print(f"  redacted {r.redactions} secrets", highlight=False)
+        console.print(f"  redacted {counted(r.redactions, 'secret')}", highlight=False)
     if r.forgotten:
         console.print(
-            f"  skipped {r.forgotten} chunks of forgotten sessions (funes forget)", highlight=False
+            f"  skipped {counted(r.forgotten, 'chunk')} of forgotten sessions (funes forget)",
+            highlight=False,
         )
     if r.vectors_backfilled or r.vectors_owed:
         left = (
@@ -187,7 +190,8 @@ def _summary(console: Console, outcome: IndexOutcome) -> None:
             else ""
         )
         console.print(
-            f"  embedded {r.vectors_backfilled} chunks that had no vector{left}", highlight=False
+            f"  embedded {counted(r.vectors_backfilled, 'chunk')} that had no vector{left}",
+            highlight=False,
         )
     for failure in r.failures:
         console.print(
@@ -196,14 +200,18 @@ def _summary(console: Console, outcome: IndexOutcome) -> None:
         )
     if r.budget_exhausted:
         console.print(
-            f"  time budget reached: {r.units_pending} session files not fully indexed yet (prose "
+            f"  time budget reached: {counted(r.units_pending, 'session file')} not fully indexed yet "
+            "(prose "
             "comes first, tool calls and output later); run `funes index --yes` to finish",
             highlight=False,
         )
     _reembed_summary(console, outcome)
     drain = outcome.drain
     if drain is not None and (drain.entries or drain.parked or drain.busy):
-        line = f"  spool: {drain.acked} hook entries done, {drain.retried + drain.released} left, {drain.parked} failed"
+        line = (
+            f"  spool: {counted(drain.acked, 'hook entry', 'hook entries')} done, "
+            f"{drain.retried + drain.released} left, {drain.parked} failed"
+        )
         console.print(
             line + (" (a hook worker is draining it)" if drain.busy else ""), highlight=False
         )
@@ -224,7 +232,8 @@ def _reembed_summary(console: Console, outcome: IndexOutcome) -> None:
         else f"{upgraded.pending} left: the next `funes index` goes on (or `funes index --yes`)"
     )
     console.print(
-        f"  re-embedded {upgraded.chunks} stored chunks from the `{upgraded.source}` recipe of an "
+        f"  re-embedded {counted(upgraded.chunks, 'stored chunk')} from the `{upgraded.source}` "
+        "recipe of an "
         f"older funes in {upgraded.elapsed_s:.1f}s; {state}",
         highlight=False,
     )

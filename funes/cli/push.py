@@ -9,6 +9,7 @@ import click
 from funes.cli.common import pass_runtime
 from funes.commands import PushRequest, run_push
 from funes.memory import Runtime, parse_memory
+from funes.plurals import counted, plural
 
 
 def _ask(question: str) -> bool:
@@ -50,27 +51,31 @@ def push(rt: Runtime, remote: str, create: bool, private: bool, yes: bool) -> No
     if report.held_back:
         rules = ", ".join(f"{rule}: {n}" for rule, n in sorted(report.rules.items()))
         click.echo(
-            f"funes: warning: held back {report.held_back} chunks ({report.dirty_blocks} blocks) "
-            f"that contain secrets ({rules}); they stay local",
+            f"funes: warning: held back {counted(report.held_back, 'chunk')} "
+            f"({counted(report.dirty_blocks, 'block')}) that "
+            f"{plural(report.held_back, 'contains', 'contain')} secrets ({rules}); they stay local",
             err=True,
         )
     if report.up_to_date and report.left_out:  # a project memory: the notes say what stayed
         click.echo(
             f"{report.remote} holds every session included (commit {(report.commit or '')[:12]}); "
-            f"{report.left_out} chunks in {report.left_out_sessions} sessions not included "
+            f"{counted(report.left_out, 'chunk')} in {counted(report.left_out_sessions, 'session')} "
+            "not included "
             "were not sent"
         )
     elif report.up_to_date:
         click.echo(f"{report.remote} is up to date (commit {(report.commit or '')[:12]})")
     else:
         click.echo(
-            f"pushed {report.pushed} chunks to {report.remote} (commit {(report.commit or '')[:12]}; "
-            f"{report.remote_chunks} chunks there now)"
+            f"pushed {counted(report.pushed, 'chunk')} to {report.remote} "
+            f"(commit {(report.commit or '')[:12]}; "
+            f"{counted(report.remote_chunks, 'chunk')} there now)"
         )
     for note in report.notes:
         click.echo(f"funes: warning: {note}", err=True)
-    if report.unembedded:
+    if n := report.unembedded:
         click.echo(
-            f"  {report.unembedded} chunks have no vector yet and were not pushed (run `funes index`)",
+            f"  {counted(n, 'chunk')} {plural(n, 'has', 'have')} no vector yet and "
+            f"{plural(n, 'was', 'were')} not pushed (run `funes index`)",
             err=True,
         )

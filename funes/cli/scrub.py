@@ -7,6 +7,7 @@ import click
 from funes.cli.common import err_console, pass_runtime
 from funes.commands import run_scrub
 from funes.memory import Runtime, parse_memory
+from funes.plurals import counted
 
 
 @click.command()
@@ -26,16 +27,20 @@ def scrub(rt: Runtime, memory: str | None, outdated_only: bool) -> None:
     r = outcome.report
     console = err_console()
     console.print(
-        f"scanned {r.chunks_scanned} chunks in {r.blocks_scanned} blocks (rules v{r.version}) in {r.elapsed_s:.1f}s",
+        f"scanned {counted(r.chunks_scanned, 'chunk')} in {counted(r.blocks_scanned, 'block')} "
+        f"(rules v{r.version}) in {r.elapsed_s:.1f}s",
         highlight=False,
     )
     console.print(
-        f"  redacted {r.findings} secrets: {r.chunks_rewritten} chunks rewritten "
-        f"({r.chunks_reembedded} re-embedded), {r.chunks_dropped} chunks in {r.blocks_dropped} blocks removed",
+        f"  redacted {counted(r.findings, 'secret')}: "
+        f"{counted(r.chunks_rewritten, 'chunk')} rewritten "
+        f"({r.chunks_reembedded} re-embedded), {counted(r.chunks_dropped, 'chunk')} in "
+        f"{counted(r.blocks_dropped, 'block')} removed",
         highlight=False,
     )
     for note in r.notes:
         console.print(f"  note: {note}", highlight=False)
     click.echo(
-        f"scrubbed {outcome.memory}: {r.findings} secrets, {r.chunks_rewritten} rewritten, {r.chunks_dropped} removed"
+        f"scrubbed {outcome.memory}: {counted(r.findings, 'secret')}, {r.chunks_rewritten} rewritten, "
+        f"{r.chunks_dropped} removed"
     )

@@ -11,6 +11,7 @@ import click
 from funes.cli.common import pass_runtime
 from funes.commands import retry_failed, run_drain, run_spool_status
 from funes.memory import Runtime
+from funes.plurals import counted
 from funes.settings import PublishParams
 
 
@@ -75,7 +76,7 @@ def status(rt: Runtime) -> None:
 def retry(rt: Runtime) -> None:
     """Give every failed entry another try."""
     moved = retry_failed(rt)
-    click.echo(f"{moved} failed entries queued again", err=True)
+    click.echo(f"{counted(moved, 'failed entry', 'failed entries')} queued again", err=True)
     if moved:
         run_drain(rt, wait_lock_s=5.0)
 

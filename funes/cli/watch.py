@@ -12,6 +12,7 @@ from funes.cli.common import err_console, pass_runtime
 from funes.commands import run_watch
 from funes.ingest import DrainReport
 from funes.memory import Runtime
+from funes.plurals import counted
 
 
 @click.command()
@@ -36,7 +37,7 @@ def watch(rt: Runtime) -> None:
     def on_round(keys: set[str], drained: DrainReport) -> None:
         what = ", ".join(sorted(keys))
         console.print(
-            f"{what}: {drained.chunks_written} new chunks"
+            f"{what}: {counted(drained.chunks_written, 'new chunk')}"
             + (" (a hook worker is on it)" if drained.busy else ""),
             highlight=False,
         )
@@ -55,5 +56,7 @@ def watch(rt: Runtime) -> None:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     console.print(
-        f"stopped: {report.rounds} rounds, {report.chunks_written} chunks indexed", highlight=False
+        f"stopped: {counted(report.rounds, 'round')}, {counted(report.chunks_written, 'chunk')} "
+        "indexed",
+        highlight=False,
     )

@@ -27,6 +27,7 @@ from funes.memory import (
     remote_for,
     save_curation,
 )
+from funes.plurals import counted
 from funes.store import ReviewSummary, Store, opening_prompts, session_summaries
 from funes.traces import checkout_identities, printable, strip_terminal_controls
 
@@ -191,7 +192,9 @@ def _resolve(given: str, sessions: Mapping[str, SessionCard]) -> str:
         return matches[0]
     if not matches:
         raise UsageError(f"no session {given!r} in this host's memory")
-    raise UsageError(f"{given!r} names {len(matches)} sessions", hint="give more of the id")
+    raise UsageError(
+        f"{given!r} names {counted(len(matches), 'session')}", hint="give more of the id"
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ from funes.memory import (
     remote_for,
 )
 from funes.paths import ensure_private_dir
+from funes.plurals import counted, plural
 from funes.redact import Scanner, default_scanner, gate_scanner
 
 if TYPE_CHECKING:  # loaded where used: a verb imports only what it runs
@@ -97,15 +98,19 @@ def left_out_note(rt: Runtime, ref: MemoryRef, project: str, report: PushReport)
     from funes.commands.curate import review
 
     note = (
-        f"{ref.label} is the project memory of {project}: {report.left_out} chunks in "
-        f"{report.left_out_sessions} sessions not included were not sent"
+        f"{ref.label} is the project memory of {project}: {counted(report.left_out, 'chunk')} in "
+        f"{counted(report.left_out_sessions, 'session')} not included "
+        f"{plural(report.left_out, 'was', 'were')} not sent"
     )
     try:
         waiting = len(review(rt, ref, project, cwd=Path("/")).pending)
     except Exception:  # a damaged review file or memory only costs the count
         waiting = 0
     if waiting:
-        note += f" ({waiting} sessions of {project} wait for review)"
+        note += (
+            f" ({counted(waiting, 'session')} of {project} {plural(waiting, 'waits', 'wait')} "
+            "for review)"
+        )
     return note + f"; include sessions with `funes curate {ref.label} --include <session>`"
 
 

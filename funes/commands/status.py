@@ -23,6 +23,7 @@ from funes.memory import (
     probe,
     remote_for,
 )
+from funes.plurals import counted, plural
 from funes.redact import RULES_VERSION, default_scanner
 from funes.store import Store, StoreStats, receipt_status
 from funes.traces import discover, installable
@@ -146,7 +147,7 @@ def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
         _bindings(rt, report)
     owed = sum(s.owed for s in report.sources)
     if owed:
-        report.attention.append(f"{owed} agent session file(s) not indexed yet")
+        report.attention.append(f"{counted(owed, 'agent session file')} not indexed yet")
         report.next_steps.append("funes index")
     if not report.exists or (report.stats and report.stats.chunks == 0):
         if not report.next_steps:
@@ -176,8 +177,9 @@ def _recipe_status(store: Store, report: StatusReport) -> None:
     owed = chunks_owed(store)
     if owed:
         report.attention.append(
-            f"{owed} chunks have vectors of the `{store.embedding_input}` embedding recipe of an "
-            f"older funes: `funes index --yes` re-embeds them with `{EMBED_INPUT}`"
+            f"{counted(owed, 'chunk')} {plural(owed, 'has', 'have')} vectors of the "
+            f"`{store.embedding_input}` embedding recipe of an older funes: `funes index --yes` "
+            f"re-embeds {plural(owed, 'it', 'them')} with `{EMBED_INPUT}`"
         )
         report.next_steps.append("funes index --yes")
     counts = store.owed_counts()
@@ -186,8 +188,9 @@ def _recipe_status(store: Store, report: StatusReport) -> None:
     searched = sum(n for priority, n in counts.items() if priority < 2)
     if searched:
         report.attention.append(
-            f"{searched} chunks are not searchable by meaning yet (BM25 finds them): the next "
-            "`funes index`, and the hook after each turn, embed them, prose first"
+            f"{counted(searched, 'chunk')} {plural(searched, 'is', 'are')} not searchable by "
+            f"meaning yet (BM25 finds {plural(searched, 'it', 'them')}): the next `funes index`, "
+            f"and the hook after each turn, embed {plural(searched, 'it', 'them')}, prose first"
         )
 
 
@@ -198,8 +201,9 @@ def _forgotten_status(store: Store, report: StatusReport) -> None:
     report.forgotten_copies = store.forgotten_copies()
     for remote, (n, chunks) in sorted(report.forgotten_copies.items()):
         report.attention.append(
-            f"{remote} still holds {n} forgotten sessions ({chunks} chunks) this host pushed: "
-            f"`funes forget --remote {remote}` deletes them there"
+            f"{remote} still holds {counted(n, 'forgotten session')} ({counted(chunks, 'chunk')}) "
+            f"this host pushed: `funes forget --remote {remote}` deletes "
+            f"{plural(n, 'it', 'them')} there"
         )
 
 
@@ -217,13 +221,16 @@ def _secrets_status(store: Store, report: StatusReport) -> None:
     report.rescan_owed = store.owed_rescan(RULES_VERSION)
     if report.rescan_owed:
         report.attention.append(
-            f"{report.rescan_owed} chunks were redacted under older secret rules (now "
-            f"v{RULES_VERSION}): `funes scrub --outdated-only` or the next `funes index` re-scans them"
+            f"{counted(report.rescan_owed, 'chunk')} {plural(report.rescan_owed, 'was', 'were')} "
+            f"redacted under older secret rules (now v{RULES_VERSION}): `funes scrub "
+            f"--outdated-only` or the next `funes index` re-scans "
+            f"{plural(report.rescan_owed, 'it', 'them')}"
         )
     if held:
         report.attention.append(
-            f"{len(held)} chunks contain secrets and would be held back by a push (they stay "
-            "on this machine; the rest is published)"
+            f"{counted(len(held), 'chunk')} {plural(len(held), 'contains', 'contain')} secrets and "
+            f"would be held back by a push ({plural(len(held), 'it stays', 'they stay')} on this "
+            "machine; the rest is published)"
         )
         if report.rescan_owed:  # stored under older rules: today's may redact them
             report.next_steps.append("funes scrub  (redact them in place)")
@@ -242,8 +249,9 @@ def _bindings(rt: Runtime, report: StatusReport) -> None:
     for c in report.curation:
         if c.pending:
             report.attention.append(
-                f"{c.pending} sessions of {c.project} wait for review before {c.memory} can "
-                "receive them"
+                f"{counted(c.pending, 'session')} of {c.project} "
+                f"{plural(c.pending, 'waits', 'wait')} "
+                f"for review before {c.memory} can receive {plural(c.pending, 'it', 'them')}"
             )
             report.next_steps.append(f"funes curate {c.memory}")
     for b in report.bindings:
@@ -305,13 +313,19 @@ def _agent_hooks(rt: Runtime, report: StatusReport) -> None:
             )
     failed = sum(b.failed for b in backlog.values())
     if failed:
-        report.attention.append(f"{failed} hook entries failed to index (see `funes spool status`)")
+        report.attention.append(
+            f"{counted(failed, 'hook entry', 'hook entries')} failed to index "
+            "(see `funes spool status`)"
+        )
         report.next_steps.append("funes spool retry")
     pending = spool.pending() if backlog else []
     if pending and not worker_active(spool):
         oldest_s = time.time() - int(pending[0].split("-", 1)[0]) / 1e9
         if oldest_s > STALE_BACKLOG_S:
-            report.attention.append(f"{len(pending)} hook entries waiting with no worker running")
+            report.attention.append(
+                f"{counted(len(pending), 'hook entry', 'hook entries')} waiting with no worker "
+                "running"
+            )
             report.next_steps.append("funes index")
 
 

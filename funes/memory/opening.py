@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from funes.errors import IncompatibleStore, NoIndex, StoreError, UsageError
 from funes.memory.ref import MemoryKind, MemoryRef, remote_for
 from funes.memory.runtime import Runtime
+from funes.plurals import counted, plural
 from funes.store import Store, StoreState
 
 
@@ -64,7 +65,8 @@ def open_memory(rt: Runtime, ref: MemoryRef) -> OpenMemory:
         notes = [cached.note] if cached.note else []
         if cached.skipped_rows:
             notes.append(
-                f"{cached.skipped_rows} rows of {remote.label} could not be read and were skipped"
+                f"{counted(cached.skipped_rows, 'row')} of {remote.label} could not be read and "
+                f"{plural(cached.skipped_rows, 'was', 'were')} skipped"
             )
         return OpenMemory(Store.open(cached.path, readonly=True), cached.label, notes)
     return OpenMemory(open_for_read(rt, ref), ref.label)

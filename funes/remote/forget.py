@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from funes.errors import HeadMoved, RemoteError, RemoteMissing, RemoteOffline, RemoteUnauthorized
+from funes.plurals import counted
 from funes.remote import lance_export
 from funes.remote.base import Remote, RemoteState, Snapshot
 from funes.remote.card import PushFacts, write_sidecars
@@ -97,7 +98,9 @@ def forget_on_remote(
 
         try:
             commit = remote.publish(
-                snap, build, message=f"funes forget: -{len(ids)} chunks of forgotten sessions"
+                snap,
+                build,
+                message=f"funes forget: -{counted(len(ids), 'chunk')} of forgotten sessions",
             )
         except HeadMoved:
             continue

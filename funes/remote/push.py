@@ -35,6 +35,7 @@ from funes.errors import (
     SecretScanFailed,
 )
 from funes.paths import ensure_private_dir
+from funes.plurals import counted
 from funes.redact import GateRow, Scanner, default_scanner, gate
 from funes.remote import lance_export
 from funes.remote.arenas import cap_malloc_arenas
@@ -207,11 +208,12 @@ def push(
                 if counts.shared == 0 and snap.has_dataset and not options.assume_yes:
                     question = (
                         f"{remote.label} shares no chunks with this memory (a first push, or the "
-                        f"wrong remote). Push {counts.pending} chunks to it?"
+                        f"wrong remote). Push {counted(counts.pending, 'chunk')} to it?"
                     )
                     if options.confirm is None or not options.confirm(question):
                         raise RemoteError(
-                            f"refusing to push {counts.pending} chunks to {remote.label}: it shares "
+                            f"refusing to push {counted(counts.pending, 'chunk')} to {remote.label}: "
+                            "it shares "
                             "no chunks with this memory",
                             hint="check the remote, then re-run with --yes",
                         )
@@ -219,7 +221,8 @@ def push(
                 gated = True
                 if report.held_back and box.cleared_total() == 0:
                     raise PushRefused(
-                        f"every pending chunk ({report.held_back} in {report.dirty_blocks} blocks) holds "
+                        f"every pending chunk ({report.held_back} in "
+                        f"{counted(report.dirty_blocks, 'block')}) holds "
                         "a secret: nothing was published",
                         hint="the chunks stay local; redact the transcripts and re-index to share them",
                     )
@@ -259,7 +262,9 @@ def push(
                 )
 
             try:
-                commit = remote.publish(snap, build, message=f"funes push: +{to_send} chunks")
+                commit = remote.publish(
+                    snap, build, message=f"funes push: +{counted(to_send, 'chunk')}"
+                )
             except HeadMoved:
                 continue
             meta["commit"] = commit

@@ -42,6 +42,7 @@ import shlex
 from typing import TYPE_CHECKING
 
 from funes.commands import no_support_line
+from funes.plurals import counted
 from funes.traces import (
     MAX_LABEL,
     parse_ts,
@@ -179,17 +180,16 @@ def not_found(outcome: GetOutcome) -> str:
     return f"turn {printable(outcome.turn_id)} not found in session {printable(outcome.session_id)}"
 
 
-TIER_LABELS = ("text", "tool calls", "tool output")  # the index tiers, in order
-
-
 def owed_line(owed: OwedChunks) -> str:
     """`12 text, 3 tool calls, 40 tool output chunks from 5 session files` (`at least …` when
     counting ran out of time; `nothing` when every session file is indexed)."""
     if owed.complete and owed.total == 0:
         return "nothing (every session file is indexed)"
-    parts = ", ".join(f"{n} {label}" for n, label in zip(owed.chunks, TIER_LABELS, strict=True))
+    text, calls, output = owed.chunks
+    parts = f"{text} text, {counted(calls, 'tool call')}, {counted(output, 'tool output chunk')}"
     line = (
-        f"{parts} chunks from {owed.files} session files (the next `funes index --yes` writes them)"
+        f"{parts} from {counted(owed.files, 'session file')} (the next `funes index --yes` "
+        "writes them)"
     )
     return line if owed.complete else "at least " + line
 
@@ -202,15 +202,19 @@ def _binding_line(b: BindingStatus) -> str:
     if b.last_push_at:
         line += (
             f"; last push {b.last_push_at} commit {(b.last_push_commit or '?')[:12]} "
-            f"({b.last_pushed} chunks sent, {b.last_held_back} held back)"
+            f"({counted(b.last_pushed, 'chunk')} sent, {b.last_held_back} held back)"
         )
     else:
         line += "; never pushed"
     if b.pending_chunks is not None:
-        line += f"; {b.pending_chunks} chunks in {b.pending_sessions} sessions not pushed"
+        line += (
+            f"; {counted(b.pending_chunks, 'chunk')} in "
+            f"{counted(b.pending_sessions or 0, 'session')} not pushed"
+        )
         if b.left_out_chunks:
             line += (
-                f" ({b.left_out_chunks} chunks in {b.left_out_sessions} sessions not included: "
+                f" ({counted(b.left_out_chunks, 'chunk')} in "
+                f"{counted(b.left_out_sessions, 'session')} not included: "
                 "never pushed)"
             )
     if b.state == "parked":
@@ -232,26 +236,29 @@ def status(report: StatusReport) -> str:
     else:
         lines.append(f"chunks: {stats.chunks}  sessions: {stats.sessions}")
         for harness, (sessions, chunks) in sorted(stats.per_harness.items()):
-            lines.append(f"  {harness}: {sessions} sessions, {chunks} chunks")
+            lines.append(f"  {harness}: {counted(sessions, 'session')}, {counted(chunks, 'chunk')}")
         lines.append(f"last indexed: {stats.last_indexed or 'never'}")
         vectors = stats.vector_element or "none"
         lines.append(f"embedder: {stats.model_id or 'none'}  (vectors: {vectors})")
         if report.path:
             lines.append(f"path: {printable(report.path)}")
-        lines.append(f"size: {stats.file_bytes} bytes")
+        lines.append(f"size: {counted(stats.file_bytes, 'byte')}")
         if report.unembedded is not None:
-            lines.append(f"without vectors: {report.unembedded} chunks")
+            lines.append(f"without vectors: {counted(report.unembedded, 'chunk')}")
         if report.owed is not None:
             lines.append(f"owed: {owed_line(report.owed)}")
         if report.push_held_back is not None:
-            lines.append(f"push: {report.push_held_back} chunks held back by the secrets gate")
+            lines.append(
+                f"push: {counted(report.push_held_back, 'chunk')} held back by the secrets gate"
+            )
         if report.forgotten or report.forget_rules:
             rules = "".join(f"; never stored: sessions {rule}" for rule in report.forget_rules)
-            lines.append(f"forgotten: {report.forgotten} sessions{rules}")
+            lines.append(f"forgotten: {counted(report.forgotten, 'session')}{rules}")
     lines.append(f"reranker: {report.reranker}")
     for source in report.sources:
         lines.append(
-            f"source {source.harness}: {source.units} session files, {source.owed} not indexed"
+            f"source {source.harness}: {counted(source.units, 'session file')}, "
+            f"{source.owed} not indexed"
         )
     for a in report.agents:
         hook = "installed" if a.hook_installed else "not installed"
@@ -264,17 +271,19 @@ def status(report: StatusReport) -> str:
         lines.append(_binding_line(b))
     for c in report.curation:
         lines.append(
-            f"project {c.project} → {c.memory}: {c.included} sessions included, "
+            f"project {c.project} → {c.memory}: {counted(c.included, 'session')} included, "
             f"{c.excluded} excluded, {c.pending} waiting for review"
         )
     for push in report.pushes:
         line = (
-            f"pushed to {push.remote}: {push.published} chunks as of commit {push.commit[:12]} "
-            f"({push.checked_at}); {push.pending_chunks} chunks in {push.pending_sessions} sessions not pushed"
+            f"pushed to {push.remote}: {counted(push.published, 'chunk')} as of commit "
+            f"{push.commit[:12]} ({push.checked_at}); {counted(push.pending_chunks, 'chunk')} in "
+            f"{counted(push.pending_sessions, 'session')} not pushed"
         )
         if push.left_out_chunks:
             line += (
-                f" ({push.left_out_chunks} chunks in {push.left_out_sessions} sessions not "
+                f" ({counted(push.left_out_chunks, 'chunk')} in "
+                f"{counted(push.left_out_sessions, 'session')} not "
                 "included: never pushed)"
             )
         lines.append(line)

@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from funes.commands import no_support_line
+from funes.plurals import counted
 from funes.render.agent import session_label
 from funes.traces import strip_terminal_controls
 
@@ -78,19 +79,28 @@ def status(report: StatusReport) -> Group:
         table.add_row("chunks", f"{stats.chunks:,}")
         table.add_row("sessions", f"{stats.sessions:,}")
         for harness, (sessions, chunks) in sorted(stats.per_harness.items()):
-            table.add_row(f"  {harness}", f"{sessions:,} sessions · {chunks:,} chunks")
+            table.add_row(
+                f"  {harness}",
+                f"{counted(sessions, 'session', grouped=True)} · "
+                f"{counted(chunks, 'chunk', grouped=True)}",
+            )
         table.add_row("last indexed", stats.last_indexed or "never")
         table.add_row("embedder", stats.model_id or "none")
         if report.path:
-            table.add_row("path", Text(f"{report.path} ({stats.file_bytes:,} bytes)"))
+            table.add_row(
+                "path", Text(f"{report.path} ({counted(stats.file_bytes, 'byte', grouped=True)})")
+            )
         if report.unembedded:
-            table.add_row("without vectors", f"{report.unembedded:,} chunks")
+            table.add_row("without vectors", counted(report.unembedded, "chunk", grouped=True))
         if report.owed is not None and report.owed.total:
             from funes.render.agent import owed_line
 
             table.add_row("owed", Text(owed_line(report.owed)))
         if report.push_held_back is not None:
-            table.add_row("push", f"{report.push_held_back:,} chunks held back (secrets)")
+            table.add_row(
+                "push",
+                f"{counted(report.push_held_back, 'chunk', grouped=True)} held back (secrets)",
+            )
     elif report.unreadable:
         table.add_row("chunks", "? (the memory cannot be read: see attention)")
     else:
@@ -98,7 +108,8 @@ def status(report: StatusReport) -> Group:
     table.add_row("reranker", report.reranker)
     for source in report.sources:
         table.add_row(
-            f"source {source.harness}", f"{source.units} files · {source.owed} not indexed"
+            f"source {source.harness}",
+            f"{counted(source.units, 'file')} · {source.owed} not indexed",
         )
     for a in report.agents:
         fired = a.last_fired.replace("T", " ")[:16] if a.last_fired else "never"
@@ -130,9 +141,12 @@ def status(report: StatusReport) -> Group:
     for push in report.pushes:
         table.add_row(
             f"pushed {push.remote}",
-            f"{push.published:,} chunks · {push.pending_chunks:,} not pushed ({push.pending_sessions} sessions)"
+            f"{counted(push.published, 'chunk', grouped=True)} · "
+            f"{push.pending_chunks:,} not pushed "
+            f"({counted(push.pending_sessions, 'session')})"
             + (
-                f" · {push.left_out_chunks:,} not included ({push.left_out_sessions} sessions)"
+                f" · {push.left_out_chunks:,} not included "
+                f"({counted(push.left_out_sessions, 'session')})"
                 if push.left_out_chunks
                 else ""
             ),
@@ -163,7 +177,7 @@ def sessions(outcome: SessionsOutcome) -> Group:
     if outcome.owner:
         parts.append(Text(f"⚠ {outcome.memory} belongs to {outcome.owner}", style="yellow"))
     shown = f"{page.offset + 1}-{page.offset + len(page.sessions)}" if page.sessions else "none"
-    parts += [table, Text(f"{shown} of {page.total} sessions", style="dim")]
+    parts += [table, Text(f"{shown} of {counted(page.total, 'session')}", style="dim")]
     if page.more:
         parts.append(Text(f"→ more: --offset {page.offset + len(page.sessions)}", style="cyan"))
     return Group(*parts)

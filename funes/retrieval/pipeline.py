@@ -18,6 +18,7 @@ from itertools import groupby
 
 from funes.chunks import reassemble
 from funes.inference import Embedder, Reranker
+from funes.plurals import counted
 from funes.redact import Scanner, default_scanner
 from funes.retrieval.evidence import Weights
 from funes.retrieval.fusion import recency_weight, rrf, sigmoid, turn_scores
@@ -131,7 +132,7 @@ def recall(
     reranked = False
     if reranker is not None and params.rerank:
         if progress is not None:
-            progress(f"reranking {len(pool)} candidates…")
+            progress(f"reranking {counted(len(pool), 'candidate')}…")
         raw = reranker.score(query, [c.text for c, _ in pool])
         relevance = [sigmoid(s) for s in raw]
         reranked = True
@@ -211,7 +212,7 @@ def _evidence_recall(
     if reranker is not None and params.rerank and turns:
         head = turns[: max(params.candidates, params.k)]
         if progress is not None:
-            progress(f"reranking {len(head)} candidates…")
+            progress(f"reranking {counted(len(head), 'candidate')}…")
         texts = [guard_chunk(t.chunk, scanner).text for t in head]
         for t, raw in zip(head, reranker.score(query, texts), strict=True):
             t.score = sigmoid(raw)

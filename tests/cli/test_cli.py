@@ -172,7 +172,7 @@ def test_status_counts_sessions_and_points_at_the_next_step(isolated_env: Path) 
     funes("index")
     after = funes("status", "--format", "agent").stdout
     assert "chunks: 4  sessions: 1" in after
-    assert "claude_code: 1 sessions, 4 chunks" in after
+    assert "claude_code: 1 session, 4 chunks" in after
     assert "0 not indexed" in after
 
 

@@ -72,7 +72,7 @@ def test_forget_removes_a_session_and_no_index_sweep_or_hook_brings_it_back(
 
     done = run("forget", GONE[:8], "--yes")
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("forgot 1 sessions (4 chunks) in local")
+    assert done.stdout.startswith("forgot 1 session (4 chunks) in local")
     assert GONE not in _stored_sessions()
     assert "widget 1" not in run("recall", "frobnicator widget 1", "-k", "20").stdout
     assert GONE[:8] not in run("sessions").stdout
@@ -91,7 +91,7 @@ def test_forget_removes_a_session_and_no_index_sweep_or_hook_brings_it_back(
     assert sum(drain_counts(Spool(spool))) == 1  # the worker did run, and acked the entry
     assert GONE not in _stored_sessions() and KEPT in _stored_sessions()
     status = run("status", "--format", "agent").stdout
-    assert "forgotten: 1 sessions" in status
+    assert "forgotten: 1 session" in status
 
 
 def test_forget_leaves_no_trace_of_the_text_in_the_memory_files(memory: Callable[..., Ran]) -> None:
@@ -169,10 +169,10 @@ def test_forget_asks_at_a_terminal(memory: Callable[..., Ran], funes_env: dict[s
         return proc.wait(timeout=120), seen.decode("utf-8", "replace")
 
     code, said = at_terminal(b"n\n")
-    assert code == 0 and "forget 1 sessions (4 chunks)" in said and "nothing forgotten" in said
+    assert code == 0 and "forget 1 session (4 chunks)" in said and "nothing forgotten" in said
     assert GONE in _stored_sessions()
     code, said = at_terminal(b"y\n")
-    assert code == 0 and "forgot 1 sessions" in said
+    assert code == 0 and "forgot 1 session" in said
     assert GONE not in _stored_sessions()
 
 

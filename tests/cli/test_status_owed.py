@@ -54,7 +54,7 @@ def test_status_counts_what_the_next_index_writes_per_tier(
     agent = run("status", "--format", "agent").stdout
     line = next(x for x in agent.splitlines() if x.startswith("owed: "))
     assert line.startswith(
-        f"owed: {owed['chunks']['text']} text, 1 tool calls, 1 tool output chunks from 2 session files"
+        f"owed: {owed['chunks']['text']} text, 1 tool call, 1 tool output chunk from 2 session files"
     )
     assert _indexed(run("index", "--yes")) == total
     append_turns(grown, "grown-session", "/home/dev/grown", range(2, 5))  # 3 more turns, 6 chunks

@@ -217,6 +217,6 @@ def test_curating_a_memory_of_no_session_here_says_what_a_push_will_leave_out(
     code, out, err = funes("curate", str(tmp_path / "mem"), "--include", first.session_id)
     assert code == 0 and "none of this host's sessions" not in err
     code, out, err = funes("push", str(tmp_path / "mem"))
-    assert code == 0 and out.startswith("pushed ") and "1 sessions not included" in err
+    assert code == 0 and out.startswith("pushed ") and "1 session not included" in err
     assert pushed_sessions(tmp_path / "mem") == {first.session_id}
     assert second.session_id not in pushed_sessions(tmp_path / "mem")

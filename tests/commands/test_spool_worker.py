@@ -257,8 +257,7 @@ def test_funes_spool_status_and_funes_status_show_each_agents_hook(
         and "failed 1, mcp registered" in status
     )
     assert (
-        "attention: 1 hook entries failed to index" in status
-        and "next: funes spool retry" in status
+        "attention: 1 hook entry failed to index" in status and "next: funes spool retry" in status
     )
     runner.invoke(cli, ["spool", "retry"])
     assert spool.backlog()["claude_code"].failed == 0

@@ -192,7 +192,7 @@ def test_the_push_gate_holds_back_secrets_an_older_index_left_in_the_memory(
     index_without_redaction(a)
     done = funes(a, "push", REPO, "--create", "--yes")
     assert done.returncode == 0, done.stderr
-    assert "held back 1 chunks (1 blocks)" in done.stderr and "github_token" in done.stderr
+    assert "held back 1 chunk (1 block)" in done.stderr and "github_token" in done.stderr
     assert token not in done.stderr + done.stdout
     _assert_absent(hub, tmp_path, token, present="Cormorant rotation finished without downtime.")
 
@@ -375,11 +375,10 @@ def test_forget_remote_is_one_commit_and_the_new_revision_holds_none_of_the_rows
     local_only = funes(a, "forget", gone.session_id, "--yes")
     assert local_only.returncode == 0, local_only.stderr
     assert (
-        "hf://datasets/alice/memory still holds 1 forgotten sessions (2 chunks)"
-        in local_only.stdout
+        "hf://datasets/alice/memory still holds 1 forgotten session (2 chunks)" in local_only.stdout
     )
     status = funes(a, "status", "--format", "agent").stdout
-    assert "hf://datasets/alice/memory still holds 1 forgotten sessions" in status
+    assert "hf://datasets/alice/memory still holds 1 forgotten session" in status
     assert len(hub.state.history("dataset", "alice/memory")) == commits  # not asked: unchanged
 
     done = funes(a, "forget", "--remote", "alice/memory", "--yes")

@@ -55,7 +55,7 @@ def test_a_hub_traces_dataset_is_indexed_through_the_cache_and_only_new_shards_a
 
     first = funes(env, "index", TRACES)
     assert first.returncode == 0, first.stderr
-    assert "from 1 of 1 session files" in first.stderr, first.stderr
+    assert "from 1 of 1 session file" in first.stderr, first.stderr
     assert sources(env) == {f"hf://datasets/{TRACES}/{first_shard}"}
     found = funes(env, "recall", "kiln electricity cost February", "--neighbors", "0")
     assert "pq-kilnbook-0001"[:8] in found.stdout and "codex" in found.stdout, found.stderr

@@ -394,7 +394,7 @@ def test_forget_remote_deletes_the_rows_in_one_commit_and_stale_caches_drop_them
     assert outcome.remote_reports == []
     assert outcome.copies_left == {shared.resolve().as_uri(): (1, 2)}
     status = run_status(rt, local)
-    assert any("still holds 1 forgotten sessions" in a for a in status.attention)
+    assert any("still holds 1 forgotten session" in a for a in status.attention)
     assert lance_export.info(shared / "chunks.lance").rows == 4  # not changed unless asked
 
     again = run_forget(rt, plan_forget(rt, local, ForgetRequest(remotes=(str(shared),))))

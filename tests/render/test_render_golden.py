@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from dataclasses import replace
 from pathlib import Path
 
@@ -188,3 +189,40 @@ def test_sessions_name_each_session_by_the_label_recall_headers_show() -> None:
     assert "-home-dev-shop/4e5f6a7b " in out
     assert "-home-dev-shop/a45e9651/Explore-a5 " in out
     assert "/2026-03-" not in out
+
+
+def test_status_counts_of_one_name_their_noun_in_the_singular() -> None:
+    # a new user's first status said `claude_code: 1 sessions, 1 chunks`
+    from rich.console import Console
+
+    from funes.commands import PushStatus, SourceStatus, StatusReport
+    from funes.ingest import OwedChunks
+    from funes.render import human
+    from funes.store import StoreStats
+
+    stats = StoreStats(1, 1, {"claude_code": (1, 1)}, None, "m", True, "int8", 1, 1)
+    report = StatusReport(
+        "local",
+        True,
+        stats,
+        "m",
+        "none",
+        sources=[SourceStatus("claude_code", 1, 0)],
+        pushes=[PushStatus("hf://datasets/me/m", "c" * 40, "2026-01-01", 1, 1, 1)],
+        unembedded=1,
+        push_held_back=1,
+        forgotten=1,
+        owed=OwedChunks(chunks=[1, 1, 1], files=1),
+    )
+    out = agent.status(report)
+    assert "claude_code: 1 session, 1 chunk\n" in out
+    assert "size: 1 byte\n" in out and "without vectors: 1 chunk\n" in out
+    assert "owed: 1 text, 1 tool call, 1 tool output chunk from 1 session file " in out
+    assert "push: 1 chunk held back" in out and "forgotten: 1 session\n" in out
+    assert "source claude_code: 1 session file, 0 not indexed" in out
+    assert ": 1 chunk as of commit " in out and "; 1 chunk in 1 session not pushed" in out
+    console = Console(width=200, record=True, file=io.StringIO())
+    console.print(human.status(report))
+    shown = console.export_text()
+    assert "1 session · 1 chunk" in shown and "1 chunk held back" in shown
+    assert "1 sessions" not in shown and "1 chunks" not in shown

@@ -129,7 +129,7 @@ def test_indexing_an_explicit_directory_of_odd_files_finishes_and_says_what_it_s
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
     said = " ".join(done.stderr.split())  # rich wraps stderr lines at 80 columns
-    assert "skipped: 3 corrupt records, 3 unknown records, 1 oversized lines" in said
+    assert "skipped: 3 corrupt records, 3 unknown records, 1 oversized line" in said
     # a line with invalid UTF-8 is kept (its bad bytes read as U+FFFD), and said so
     assert "kept 1 line with invalid UTF-8" in said
     assert "still being written" in said
