@@ -100,7 +100,7 @@ export default function (pi: any) {
     parameters: { type: "object", properties: {
       query: { type: "string", description: "What to look for, in natural language." },
       k: { type: "integer", minimum: 1, description: "Passages to return (default 8)." },
-      block_type: { type: "string", enum: ["text", "thinking", "tool_use", "tool_result"] },
+      block_type: { type: "array", items: { type: "string", enum: ["text", "thinking", "tool_use", "tool_result"] }, description: "Only these block types, any of them." },
       harness: { type: "string", enum: ["claude", "codex", "pi", "hermes"] },
       ...SCOPE,
       session: { type: "string", description: "Only this session (its id or the 8 characters a header shows)." },
@@ -108,7 +108,7 @@ export default function (pi: any) {
     }, required: ["query"] },
     async execute(_id: string, p: any) {
       return funes(["recall", String(p.query), ...(p.k ? ["-k", String(p.k)] : []),
-        ...(p.block_type ? ["--type", p.block_type] : []), ...(p.harness ? ["--harness", p.harness] : []),
+        ...[].concat(p.block_type ?? []).flatMap((t: any) => ["--type", String(t)]), ...(p.harness ? ["--harness", p.harness] : []),
         ...scopeArgs(p), ...(p.session ? ["--session", String(p.session)] : []), ...memoryArgs(p.memory)]);
     },
   });

@@ -61,10 +61,10 @@ from funes.traces import BlockType, Harness
 )
 @click.option(
     "--type",
-    "block_type",
+    "block_types",
     type=BlockTypeType(),
-    default=None,
-    help="Only text, thinking, tool_use or tool_result blocks.",
+    multiple=True,
+    help="Only text, thinking, tool_use or tool_result blocks; repeat for any of several.",
 )
 @click.option(
     "--harness", type=HarnessType(), default=None, help="Only claude, codex, pi or hermes sessions."
@@ -89,7 +89,7 @@ def recall(
     candidates: int,
     half_life: float,
     neighbors: int,
-    block_type: BlockType | None,
+    block_types: tuple[BlockType, ...],
     harness: Harness | None,
     no_rerank: bool,
     show_all: bool,
@@ -115,7 +115,7 @@ def recall(
     )
     if math.isnan(half_life):  # FloatRange lets NaN through; it would make every score NaN
         raise click.BadParameter("must be a number of days, not nan", param_hint="'--half-life'")
-    request = RecallRequest(" ".join(query), params, block_type, harness, scope)
+    request = RecallRequest(" ".join(query), params, block_types, harness, scope)
     mode = output_mode(fmt, as_json)
     ref = parse_memory(memory, rt)
     # the query is embedded in a child process while this one opens the memory (before the

@@ -19,7 +19,7 @@ from funes.traces import BlockType, Harness, clean_text
 class RecallRequest:
     query: str
     params: RecallParams = RECALL
-    block_type: BlockType | None = None
+    block_types: tuple[BlockType, ...] = ()  # any of them (--type, repeatable); empty = any
     harness: Harness | None = None
     scope: Scope = NO_SCOPE  # --project, --since/--until, --session (applied before the top-k cut)
 
@@ -65,7 +65,7 @@ def run_recall(
             request.scope,
             opened.stores,
             harness=request.harness.value if request.harness else None,
-            block_type=request.block_type.value if request.block_type else None,
+            block_types=[t.value for t in request.block_types],
         )
         result = recall(
             opened.memory,

@@ -153,18 +153,19 @@ def filters_for(
     stores: Store | Sequence[Store],
     *,
     harness: str | None = None,
-    block_type: str | None = None,
+    block_types: Sequence[str] = (),
     now: datetime | None = None,
 ) -> Filters:
-    """Store filters for `scope` (and the facets). Raises UsageError for a bad value, an
-    unknown or ambiguous session, or a time range that ends before it starts."""
+    """Store filters for `scope` (and the facets: `block_types`, any of them; empty = any).
+    Raises UsageError for a bad value, an unknown or ambiguous session, or a time range that
+    ends before it starts."""
     since = parse_time(scope.since, now=now) if scope.since else None
     until = parse_time(scope.until, end=True, now=now) if scope.until else None
     if since is not None and until is not None and until <= since:
         raise UsageError(f"--until ({until}) is not after --since ({since})")
     return Filters(
         harness=harness,
-        block_type=block_type,
+        block_types=tuple(dict.fromkeys(block_types)),
         session=resolve_session(stores, scope.session) if scope.session else None,
         since=since,
         until=until,

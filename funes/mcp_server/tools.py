@@ -29,6 +29,9 @@ SERVER_NAME = "funes"
 # The agents a recall can be narrowed to: the names of funes.traces.installable(), kept here
 # so that answering tools/list imports no parser (tests/traces/test_agents.py checks it).
 HARNESS_NAMES = ("claude", "codex", "pi", "hermes")
+# The block types a recall can be narrowed to: funes.traces.BlockType's values, kept here for
+# the same reason (tests/mcp_server/test_mcp_server.py checks it).
+BLOCK_TYPE_NAMES = ("text", "thinking", "tool_use", "tool_result")
 SERVER_TITLE = "funes memory"
 SERVER_VERSION = __version__
 MAX_K = 50  # passages one recall may return
@@ -145,9 +148,13 @@ TOOLS: dict[str, dict[str, Any]] = {
                     "description": f"How many passages to return (default {RECALL.k}).",
                 },
                 "block_type": {
-                    "type": "string",
-                    "enum": ["text", "thinking", "tool_use", "tool_result"],
-                    "description": "Only passages of this block type (e.g. tool_result for command output and errors).",
+                    "type": "array",
+                    "items": {"type": "string", "enum": list(BLOCK_TYPE_NAMES)},
+                    "minItems": 1,
+                    "description": (
+                        'Only passages of these block types, any of them (e.g. ["tool_result"] '
+                        "for command output and errors; a single string is accepted too)."
+                    ),
                 },
                 "harness": {
                     "type": "string",
@@ -315,15 +322,16 @@ class Tools:
 
         query = _req_str(args, "query")
         k = _opt_int(args, "k", RECALL.k, minimum=1, maximum=MAX_K)
-        block_type = _opt_str(args, "block_type")
         harness = _opt_str(args, "harness")
-        try:
-            bt = BlockType(block_type.strip().lower()) if block_type else None
-        except ValueError:
-            raise UsageError(
-                f"unknown block_type {block_type!r}",
-                hint="use text, thinking, tool_use or tool_result",
-            ) from None
+        types: list[BlockType] = []
+        for name in _opt_strs(args, "block_type"):
+            try:
+                types.append(BlockType(name.strip().lower()))
+            except ValueError:
+                raise UsageError(
+                    f"unknown block_type {name!r}",
+                    hint="use text, thinking, tool_use or tool_result",
+                ) from None
         try:
             h = Harness.parse(harness) if harness else None
         except ValueError as exc:
@@ -331,7 +339,9 @@ class Tools:
         weak = args.get("all", False)
         if not isinstance(weak, bool):
             raise UsageError("`all` must be true or false")
-        request = RecallRequest(query, replace(RECALL, k=k), bt, h, _scope(args, session=True))
+        request = RecallRequest(
+            query, replace(RECALL, k=k), tuple(types), h, _scope(args, session=True)
+        )
         outcome = run_recall(self.rt, self._memory(args), request)
         for note in outcome.result.notes:
             log.warning("%s", note)
@@ -408,6 +418,18 @@ def _opt_str(args: Mapping[str, Any], key: str) -> str | None:
         return None
     if not isinstance(value, str):
         raise UsageError(f"`{key}` must be a string, got {type(value).__name__}")
+    return value
+
+
+def _opt_strs(args: Mapping[str, Any], key: str) -> list[str]:
+    """A list of strings (a bare string is a list of one; absent or null: empty)."""
+    value = args.get(key)
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise UsageError(f"`{key}` must be a string or a list of strings, got {value!r}")
     return value
 
 

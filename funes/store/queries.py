@@ -181,7 +181,7 @@ def semantic(
     k = min(k, KNN_MAX)
     probe = "vec_int8(:v)" if element == "int8" else ":v"
     extra, params = filters.vector_sql()
-    if filters.block_type is None:  # tool calls are found by BM25 (see LEXICAL_ONLY)
+    if not filters.block_types:  # tool calls are found by BM25 (see LEXICAL_ONLY)
         extra += f" and block_type not in ({', '.join(repr(t) for t in LEXICAL_ONLY)})"
     sql = f"select rowid, distance from chunks_vec where embedding match {probe} and k = :k{extra}"
     return [(int(r[0]), float(r[1])) for r in raw.execute(sql, {"v": vector, "k": k, **params})]

@@ -2,8 +2,9 @@
 
 Both candidate legs of recall apply the same filters *before* their top-k cut: BM25 joins
 `chunks` and filters in the MATCH query; the vector leg filters inside the sqlite-vec KNN
-(metadata columns `harness`, `block_type`, and `rowid in (…)` over `chunks` for the rest,
-which vec0 applies while it ranks), so a selective filter still yields k candidates.
+(metadata columns `harness`, `block_type` — `block_type in (…)` for several types — and
+`rowid in (…)` over `chunks` for the rest, which vec0 applies while it ranks), so a selective
+filter still yields k candidates.
 
 A project is matched on the session's working directory (`origins.cwd`):
 
@@ -87,12 +88,13 @@ def project_matches(project: ProjectScope, cwd: str | None, workdir: str) -> boo
 
 @dataclass(frozen=True, slots=True)
 class Filters:
-    """Optional restrictions of a read (None = any). Times are ISO-8601 UTC strings as stored
-    (`2026-04-02T10:11:12.345Z`): `since` inclusive, `until` exclusive; a chunk without a
-    timestamp is outside every time range."""
+    """Optional restrictions of a read (None = any). `block_types`: the block types a chunk
+    may have, any of them (`("text", "thinking")`; empty = any). Times are ISO-8601 UTC
+    strings as stored (`2026-04-02T10:11:12.345Z`): `since` inclusive, `until` exclusive; a
+    chunk without a timestamp is outside every time range."""
 
     harness: str | None = None
-    block_type: str | None = None
+    block_types: tuple[str, ...] = ()
     session: str | None = None  # a full session id
     since: str | None = None
     until: str | None = None
@@ -114,7 +116,7 @@ class Filters:
         the filtered legs (a candidate's prompt or answer turn)."""
         if self.harness is not None and chunk.harness != self.harness:
             return False
-        if self.block_type is not None and chunk.block_type != self.block_type:
+        if self.block_types and chunk.block_type not in self.block_types:
             return False
         if self.session is not None and chunk.session_id != self.session:
             return False
@@ -132,9 +134,8 @@ class Filters:
         if facets and self.harness is not None:
             clauses.append(f"{alias}.origin in (select id from origins where harness = :harness)")
             params["harness"] = self.harness
-        if facets and self.block_type is not None:
-            clauses.append(f"{alias}.block_type = :block_type")
-            params["block_type"] = self.block_type
+        if facets and self.block_types:
+            clauses.append(f"{alias}.block_type in ({self._block_type_marks(params)})")
         if self.session is not None:
             clauses.append(
                 f"{alias}.session = (select id from sessions where session_id = :session)"
@@ -160,14 +161,19 @@ class Filters:
         if self.harness is not None:
             clauses.append("harness = :harness")
             params["harness"] = self.harness
-        if self.block_type is not None:
-            clauses.append("block_type = :block_type")
-            params["block_type"] = self.block_type
+        if self.block_types:
+            clauses.append(f"block_type in ({self._block_type_marks(params)})")
         if self.beyond_facets:
             where, more = self.sql("c", facets=False)
             clauses.append(f"rowid in (select c.rowid from chunks c where 1{where})")
             params.update(more)
         return (" and " + " and ".join(clauses)) if clauses else "", params
+
+    def _block_type_marks(self, params: dict[str, Any]) -> str:
+        """`:block_type_0, :block_type_1, …` for an `in (…)`, their values added to `params`."""
+        names = [f"block_type_{i}" for i in range(len(self.block_types))]
+        params.update(zip(names, self.block_types, strict=True))
+        return ", ".join(f":{name}" for name in names)
 
 
 NO_FILTERS = Filters()

@@ -124,3 +124,20 @@ def test_get_with_a_project_finds_only_turns_of_that_project(sessions: Callable[
     assert inside.returncode == 0 and f"turn={turn}" in inside.stdout
     outside = run("get", C, turn, "--project", "/home/dev/shop")
     assert outside.returncode == 1 and "not found" in outside.stdout
+
+
+def test_a_repeated_type_means_any_of_those_block_types(
+    isolated_env: Path, run: Callable[..., Ran]
+) -> None:
+    # `--type tool_use --type tool_result` kept only the last one (click's last-wins)
+    write_claude_session(isolated_env / ".claude")  # text, a tool call and its output
+    assert run("index", "--yes").returncode == 0
+
+    def types(*flags: str) -> set[str]:
+        out = run("recall", "busy_timeout database", "--all", "-k", "20", *flags)
+        assert out.returncode == 0, out.stderr
+        return {h.header.split()[3] for h in parse_recall(out.stdout)[1]}
+
+    assert types("--type", "tool_result") == {"tool_result"}
+    assert types("--type", "tool_use", "--type", "tool_result") == {"tool_use", "tool_result"}
+    assert types("--type", "tool_result", "--type", "text") == {"tool_result", "text"}

@@ -260,7 +260,7 @@ def test_initialize_and_tools_list_answer_before_the_sdk_or_any_model_loads(
         "query", "k", "block_type", "harness", "session", "all", "memory", *scope,
     }  # fmt: skip
     assert recall["required"] == ["query"]
-    assert recall["properties"]["block_type"]["enum"] == [
+    assert recall["properties"]["block_type"]["items"]["enum"] == [
         "text",
         "thinking",
         "tool_use",
@@ -575,6 +575,31 @@ def test_recall_arguments_are_checked_before_the_memory_is_opened(arguments, mes
 
     reply = Tools(Runtime.resolve()).call("recall", arguments)
     assert reply.is_error and message in reply.text
+
+
+def test_recall_takes_several_block_types_and_a_bare_string_as_one(indexed_memory) -> None:
+    # the tool took one block type; a list now means any of them, as a repeated --type does
+    from funes.mcp_server import Tools
+    from funes.memory import Runtime
+
+    tools = Tools(Runtime.resolve())
+
+    def types(block_type: object) -> set[str]:
+        reply = tools.call("recall", {"query": "busy_timeout", "block_type": block_type, "k": 20})
+        assert not reply.is_error, reply.text
+        return {line.split()[3] for line in reply.text.splitlines() if line.startswith("[2026")}
+
+    assert types(["tool_use", "tool_result"]) == {"tool_use", "tool_result"}
+    assert types("tool_result") == types(["tool_result"]) == {"tool_result"}
+    bad = tools.call("recall", {"query": "x", "block_type": ["text", 3]})
+    assert bad.is_error and "`block_type` must be a string or a list of strings" in bad.text
+
+
+def test_the_block_types_the_schema_names_are_the_block_types_funes_stores() -> None:
+    from funes.mcp_server.tools import BLOCK_TYPE_NAMES
+    from funes.traces import BlockType
+
+    assert tuple(t.value for t in BlockType) == BLOCK_TYPE_NAMES
 
 
 def test_numbers_sent_as_strings_are_accepted() -> None:

@@ -103,7 +103,7 @@ def test_filters_restrict_hits_to_one_block_type(tmp_path: Path) -> None:
         "pytest ImportError",
         embedder=BagOfWordsEmbedder(),
         reranker=None,
-        filters=Filters(block_type="tool_result"),
+        filters=Filters(block_types=("tool_result",)),
         now=NOW,
     )
     assert {h.chunk.block_type for h in result.hits} == {"tool_result"}

@@ -208,3 +208,45 @@ def test_the_label_a_recall_header_shows_names_its_session(tmp_path: Path) -> No
     assert match_session(store, "4e5f6a7b") == pi_id
     assert match_session(store, "4e5f0000") == other
     assert match_session(store, "ffffffff") is None
+
+
+def test_both_legs_filter_by_any_of_several_block_types_before_their_top_k(
+    tmp_path: Path,
+) -> None:
+    # `--type thinking --type tool_result` kept only the last type; both legs must draw from
+    # chunks of either type, before their top-k cut (40 text turns match the query better)
+    loud = [
+        _turn(f"loud-{i:02d}", 0, f"{QUERY} {QUERY} {i}", cwd="/w", ts="2026-05-20T10:00:00.000Z")
+        for i in range(40)
+    ]
+
+    def quiet(seq: int, btype: BlockType, text: str) -> Turn:
+        turn = _turn("quiet", seq, text, cwd="/w", ts="2026-03-01T09:00:00.000Z")
+        return replace(turn, blocks=(Block.make(btype, text),))
+
+    memory = memory_with(
+        tmp_path / "m.db",
+        [
+            *loud,
+            quiet(0, BlockType.THINKING, "the kestrel policy, thought over"),
+            quiet(1, BlockType.TOOL_RESULT, "[tool_result Bash] kestrel cache evicted"),
+            quiet(2, BlockType.TOOL_USE, "[tool_use Bash] kestrel eviction policy"),
+        ],
+        BagOfWordsEmbedder(),
+    )
+    both = filters_for(Scope(), memory, block_types=["thinking", "tool_result", "thinking"])
+    assert both.block_types == ("thinking", "tool_result")
+    vector = BagOfWordsEmbedder().embed_query(QUERY)
+    for leg in (
+        memory.lexical(QUERY, k=5, filters=both),
+        memory.semantic(vector, k=5, filters=both),
+    ):
+        found = memory.fetch([r for r, _ in leg]).values()
+        assert sorted(c.block_type for c in found) == ["thinking", "tool_result"]
+    result = recall(
+        memory, QUERY, embedder=BagOfWordsEmbedder(), reranker=None,
+        params=replace(RECALL, leg_depth=5, candidates=5, neighbors=0), filters=both, now=NOW,
+    )  # fmt: skip
+    assert {h.chunk.block_type for h in result.hits} == {"thinking", "tool_result"}
+    one = Filters(block_types=("tool_use",))  # a type the vector leg skips unless named
+    assert [c.block_type for c in memory.fetch([r for r, _ in memory.semantic(vector, k=5, filters=one)]).values()] == ["tool_use"]  # fmt: skip

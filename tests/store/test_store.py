@@ -160,7 +160,10 @@ def test_lexical_finds_an_exact_identifier_and_respects_filters(tmp_path: Path) 
         row = store.fetch([top[0][0]])[top[0][0]]
         assert "pool_recycle_seconds" in row.text
         assert store.lexical("pool_recycle_seconds", k=3, filters=Filters(harness="codex")) == []
-        assert store.lexical("pool_recycle_seconds", k=3, filters=Filters(block_type="text")) == top
+        assert (
+            store.lexical("pool_recycle_seconds", k=3, filters=Filters(block_types=("text",)))
+            == top
+        )
 
 
 def test_unfiltered_bm25_returns_the_rows_and_order_of_the_filtered_path(tmp_path: Path) -> None:
@@ -171,7 +174,7 @@ def test_unfiltered_bm25_returns_the_rows_and_order_of_the_filtered_path(tmp_pat
     rng = random.Random(3)
     vocab = [f"w{i}" for i in range(60)] + ["pool", "timeout", "retry", "cache", "index"]
     texts = [" ".join(rng.choices(vocab, k=rng.randint(3, 40))) for _ in range(300)]
-    every = Filters(harness=Harness.CLAUDE_CODE.value, block_type=BlockType.TEXT.value)
+    every = Filters(harness=Harness.CLAUDE_CODE.value, block_types=(BlockType.TEXT.value,))
     with Store.open(tmp_path / "m.db") as store:
         _fill(store, texts)
         for query in ("pool timeout", "w1 w2 w3 retry", "cache", "index w59 w7", "nomatch"):
