@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -12,7 +13,7 @@ from funes.inference import LazyEmbedder
 from funes.memory import MemoryRef, Runtime, foreign_owner
 from funes.retrieval import RecallResult, recall
 from funes.settings import RECALL, Leg, RecallParams
-from funes.traces import BlockType, Harness, clean_text
+from funes.traces import BlockType, Harness, clean_text, printable
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +78,13 @@ def run_recall(
             progress=progress,
         )
         result.notes[:0] = opened.notes
+        restricted = _restrictions(request)
+        # nothing came back and the restrictions, not the query, are why: say so
+        if restricted and not result.hits and not any(s.admits_any(filters) for s in opened.stores):
+            result.notes.append(
+                f"no session in this memory matches {restricted}; `funes sessions` lists the "
+                "sessions it holds"
+            )
         if (
             request.params.rerank
             and reranker is None
@@ -107,6 +115,17 @@ def prefetch_query(rt: Runtime, request: RecallRequest) -> LazyEmbedder | None:
         return None
     embedder = rt.embedder(rt.embedder_spec_for(None))
     return embedder if embedder.prefetch_query(query) else None
+
+
+def _restrictions(request: RecallRequest) -> str:
+    """The request's scope and facets as CLI flags, shell-quoted (`--project /x --type text`),
+    or "" when it has none."""
+    words = request.scope.flags()
+    if request.harness is not None:
+        words += ["--harness", request.harness.value]
+    for block_type in request.block_types:
+        words += ["--type", block_type.value]
+    return " ".join(shlex.quote(printable(w)) for w in words)
 
 
 def no_support_line(outcome: RecallOutcome, *, weak: bool = False, show_all: str = "--all") -> str:

@@ -46,6 +46,17 @@ class Scope:
     def empty(self) -> bool:
         return not (self.project or self.since or self.until or self.session)
 
+    def flags(self) -> list[str]:
+        """The restrictions as the CLI spells them: `["--project", "shop", "--since", "7d"]`
+        (values as given; [] when empty)."""
+        given = (
+            ("--project", self.project),
+            ("--since", self.since),
+            ("--until", self.until),
+            ("--session", self.session),
+        )
+        return [word for flag, value in given if value for word in (flag, value)]
+
 
 NO_SCOPE = Scope()
 

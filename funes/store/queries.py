@@ -409,6 +409,14 @@ def has_chunks(raw: Any) -> bool:
     return raw.execute("select 1 from chunks limit 1").fetchone() is not None
 
 
+def admits_any(raw: Any, filters: Filters) -> bool:
+    """Whether any stored chunk passes `filters`."""
+    where, params = filters.sql("c")
+    return (
+        raw.execute(f"select 1 from chunks c where 1{where} limit 1", params).fetchone() is not None
+    )
+
+
 def unit(raw: Any, key: str) -> tuple[Any, ...] | None:
     """(key, harness, signature, level, indexed_at) of unit `key`, None when never indexed."""
     row = raw.execute(

@@ -594,6 +594,12 @@ class Store(RedactionUpkeep):
         return sorted(found)
 
     @reads
+    def admits_any(self, filters: Filters) -> bool:
+        """Whether any chunk of this memory passes `filters` (a scope that matches no session
+        says so, rather than a bare `no results`)."""
+        return self._has_schema and queries.admits_any(self._raw, filters)
+
+    @reads
     def session_labels(self) -> list[tuple[str, str | None]]:
         """(session id, stored label or None) of every session with chunks."""
         return queries.session_labels(self._raw) if self._has_schema else []

@@ -141,3 +141,19 @@ def test_a_repeated_type_means_any_of_those_block_types(
     assert types("--type", "tool_result") == {"tool_result"}
     assert types("--type", "tool_use", "--type", "tool_result") == {"tool_use", "tool_result"}
     assert types("--type", "tool_result", "--type", "text") == {"tool_result", "text"}
+
+
+def test_a_scope_that_matches_no_session_says_so_on_stderr(sessions: Callable[..., Ran]) -> None:
+    # a bare `no results` read as "nothing relevant", not "your --project names nothing"
+    run = sessions
+    nowhere = run("recall", "heron job", "--project", "/nonexistent")
+    assert (nowhere.returncode, nowhere.stdout) == (0, "no results\n")
+    assert (
+        "funes: no session in this memory matches --project /nonexistent; `funes sessions` "
+        "lists the sessions it holds" in nowhere.stderr
+    )
+    later = run("recall", "heron job", "--session", "cccc3333", "--since", "2030-01-01")
+    assert (later.returncode, later.stdout) == (0, "no results\n")
+    assert "no session in this memory matches --since 2030-01-01 --session cccc3333" in later.stderr
+    unknown = run("recall", "zebra", "--project", "shop")  # the scope holds sessions: no note
+    assert unknown.returncode == 0 and "no session in this memory" not in unknown.stderr
