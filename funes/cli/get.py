@@ -66,6 +66,9 @@ def get(
         sys.exit(0 if outcome.turns else 1)
     if not outcome.turns:
         click.echo(agent_render.not_found(outcome))
+        if not outcome.session_found:
+            listing = agent_render.sessions_command(outcome.memory)
+            click.echo(f"funes: `{listing}` lists the sessions this memory holds", err=True)
         sys.exit(1)
     if mode == "human":
         from funes.render import human

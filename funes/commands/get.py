@@ -19,6 +19,7 @@ class GetOutcome:
     turn_id: str
     memory: str
     owner: str | None = None  # who owns it when it is not the user's own (funes.memory.owner)
+    session_found: bool = True  # False: no session of the memory is named so (turns empty)
 
 
 def run_get(
@@ -30,7 +31,8 @@ def run_get(
     window: int,
     scope: Scope = NO_SCOPE,
 ) -> GetOutcome:
-    """The turn and its neighbours in the session (empty `turns` when the turn is absent).
+    """The turn and its neighbours in the session (empty `turns` when the turn is absent;
+    `session_found` False too when the memory holds no session of that id, prefix or label).
 
     `session_id` may be a prefix naming one session (the 8 characters of a recall header).
     `scope` (--project, --since/--until) restricts the turns shown and counted in the window;
@@ -48,9 +50,12 @@ def run_get(
     try:
         store = opened.store
         # a short id (a prefix of exactly one session's id); an unknown one is "not found"
-        session_id = match_session(opened.stores, session_id) or session_id
+        matched = match_session(opened.stores, session_id)
         filters = filters_for(Scope(scope.project, scope.since, scope.until), store)
-        turns = get_turns(opened.memory, session_id, turn_id, window=window, filters=filters)
-        return GetOutcome(turns, session_id, turn_id, opened.label, foreign_owner(rt, memory))
+        owner = foreign_owner(rt, memory)
+        if matched is None:
+            return GetOutcome([], session_id, turn_id, opened.label, owner, session_found=False)
+        turns = get_turns(opened.memory, matched, turn_id, window=window, filters=filters)
+        return GetOutcome(turns, matched, turn_id, opened.label, owner)
     finally:
         opened.close()

@@ -362,8 +362,10 @@ class Tools:
             window=window,
             scope=_scope(args, session=False),
         )
-        if not outcome.turns:
-            return ToolReply(agent_render.not_found(outcome), is_error=True)
+        if not outcome.turns:  # an error like the others: `funes: …` (and a hint)
+            hint = None if outcome.session_found else "the `sessions` tool lists its sessions"
+            missing = FunesError(agent_render.not_found(outcome), hint=hint)
+            return ToolReply(error_text(missing), is_error=True)
         return ToolReply(agent_render.get(outcome))
 
     def sessions(self, args: Mapping[str, Any]) -> ToolReply:

@@ -177,7 +177,16 @@ def sessions(outcome: SessionsOutcome) -> str:
 
 
 def not_found(outcome: GetOutcome) -> str:
+    """`turn <turn> not found in session <session>`, or `session <session> not found in this
+    memory` when the memory holds no session of that id (the line `get` prints, exit 1)."""
+    if not outcome.session_found:
+        return f"session {printable(outcome.session_id)} not found in this memory"
     return f"turn {printable(outcome.turn_id)} not found in session {printable(outcome.session_id)}"
+
+
+def sessions_command(memory: str) -> str:
+    """The `funes sessions` command that lists `memory`'s sessions (`--memory` unless local)."""
+    return "funes sessions" + ("" if memory == "local" else f" --memory {shlex.quote(memory)}")
 
 
 def owed_line(owed: OwedChunks) -> str:

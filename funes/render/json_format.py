@@ -108,6 +108,7 @@ def get(outcome: GetOutcome) -> str:
             "session_id": outcome.session_id,
             "turn_id": outcome.turn_id,
             "found": bool(outcome.turns),
+            "session_found": outcome.session_found,
             "turns": [
                 {
                     "turn_id": t.turn_id,

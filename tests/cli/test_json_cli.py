@@ -65,6 +65,9 @@ def test_get_json_of_an_absent_turn_says_found_false_and_exits_1(
     assert out.returncode == 1
     doc = json.loads(out.stdout)
     assert doc["found"] is False and doc["turns"] == [] and doc["turn_id"] == "no-such-turn"
+    assert doc["session_found"] is True
+    unknown = json.loads(memory("get", "ffffffff", "no-such-turn", "--json").stdout)
+    assert unknown["found"] is False and unknown["session_found"] is False
 
 
 def test_status_and_sessions_json(memory: Callable[..., Ran]) -> None:

@@ -77,11 +77,14 @@ def test_get_accepts_the_short_session_id_of_a_recall_header(sessions: Callable[
     assert got.returncode == 0 and f"turn={turn}" in got.stdout
     ambiguous = run("get", B[:8], turn)
     assert ambiguous.returncode == 1 and "names several sessions" in ambiguous.stderr
-    missing = run("get", "ffff", turn)
-    assert (
-        missing.returncode == 1
-        and missing.stdout.strip() == f"turn {turn} not found in session ffff"
-    )
+    missing = run("get", "ffff", turn)  # no session is named so: say that, not "no such turn"
+    assert missing.returncode == 1
+    assert missing.stdout == "session ffff not found in this memory\n"
+    assert "funes: `funes sessions` lists the sessions this memory holds" in missing.stderr
+    absent = run("get", A[:8], "no-such-turn")  # the session is there, the turn is not
+    assert absent.returncode == 1
+    assert absent.stdout == f"turn no-such-turn not found in session {A}\n"
+    assert "funes sessions" not in absent.stderr
 
 
 def test_get_with_a_time_range_shows_only_turns_in_it(sessions: Callable[..., Ran]) -> None:
@@ -113,7 +116,11 @@ def test_the_mcp_tools_take_the_same_scope(sessions: Callable[..., Ran]) -> None
     assert bad.is_error and "not a time" in bad.text
     turn = parse_recall(short.text)[1][0].get.split()[3]
     got = tools.call("get", {"session_id": "cccc3333", "turn_uuid": turn, "since": "2027-01-01"})
-    assert got.is_error and "not found" in got.text  # the turn is outside the range
+    assert got.is_error and got.text == f"funes: turn {turn} not found in session {C}"
+    unknown = tools.call("get", {"session_id": "ffff", "turn_uuid": turn})  # an error like others
+    assert unknown.is_error and unknown.text == (
+        "funes: session ffff not found in this memory\nhint: the `sessions` tool lists its sessions"
+    )
 
 
 def test_get_with_a_project_finds_only_turns_of_that_project(sessions: Callable[..., Ran]) -> None:
