@@ -16,7 +16,9 @@ Layout (FUNES_HOME set → everything under it; else platformdirs):
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+import stat
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,6 +53,38 @@ def make_private_file(path: Path) -> None:
     """chmod an existing file to 0600 (no-op when it already is)."""
     if (path.stat().st_mode & 0o777) != PRIVATE_FILE:
         path.chmod(PRIVATE_FILE)
+
+
+@contextmanager
+def umask_at_least(mask: int = 0o077) -> Iterator[None]:
+    """Run the block with the process umask tightened to include `mask` (0o077: what is
+    created gets no group or other access), then restore it. For files written by code that
+    takes no mode (Lance's writers); the umask is the process's, so other threads' files are
+    tightened too meanwhile, never loosened. Follow with `restrict_tree` where it must hold."""
+    old = os.umask(0o077)
+    os.umask(old | mask)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+def restrict_tree(
+    root: Path, *, file_mode: int = PRIVATE_FILE, dir_mode: int = PRIVATE_DIR
+) -> None:
+    """chmod every file under `root` to `file_mode` and every directory below it to `dir_mode`
+    (where they differ; `root` itself and symlinks are left alone). Raises OSError."""
+    for folder, dirs, files in os.walk(root):
+        for name in dirs:
+            _chmod_if(Path(folder, name), dir_mode)
+        for name in files:
+            _chmod_if(Path(folder, name), file_mode)
+
+
+def _chmod_if(path: Path, mode: int) -> None:
+    st = path.lstat()
+    if not stat.S_ISLNK(st.st_mode) and stat.S_IMODE(st.st_mode) != mode:
+        path.chmod(mode)
 
 
 def create_private_file(path: Path) -> Path:

@@ -6,6 +6,11 @@ version in place (Lance versions are immutable). Pushes take an exclusive lock o
 `.funes.lock` in the directory, check that the head is still the snapshot's commit, then
 append in place: two writers on one machine (or one shared filesystem with working locks)
 never lose each other's chunks.
+
+What a push writes there is private: files 0600, directories 0700, plus the read (and, for
+directories, search) access the remote directory itself gives its group (a team's shared
+folder, `chmod 2750`), never access for others. `--create` makes the directory 0700
+(0755 with `--public`).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from pathlib import Path
 from filelock import FileLock
 
 from funes.errors import HeadMoved, RemoteError, RemoteMissing
+from funes.paths import PRIVATE_DIR, PRIVATE_FILE, restrict_tree, umask_at_least
 from funes.remote.base import MANIFEST, RemoteState, Snapshot
 from funes.remote.lance_export import FORMAT, TABLE
 
@@ -96,7 +102,16 @@ class DirRemote:
         manifest = self.path / MANIFEST
         if not manifest.exists():
             doc = {"format": FORMAT, "table": TABLE, "chunks": 0}
-            manifest.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+            file_mode, dir_mode = self.modes()
+            with umask_at_least(0o777 & ~dir_mode):
+                manifest.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+            manifest.chmod(file_mode)
+
+    def modes(self) -> tuple[int, int]:
+        """(file mode, directory mode) of what funes writes in the directory: 0600 / 0700 plus
+        the group read (search) bits the directory itself grants; never others'."""
+        granted = self.path.stat().st_mode & 0o050
+        return PRIVATE_FILE | (granted & 0o040), PRIVATE_DIR | granted
 
     def head(self) -> str:
         if not self.path.is_dir():
@@ -117,7 +132,11 @@ class DirRemote:
             with FileLock(str(self.path / LOCK), timeout=LOCK_WAIT_S, mode=0o600):
                 if self.head() != base.commit:
                     raise HeadMoved(f"{self.label} moved while pushing")
-                build(self.path)
+                file_mode, dir_mode = self.modes()
+                with umask_at_least(0o777 & ~dir_mode):  # Lance's writers take no mode
+                    build(self.path)
+                # and what an older funes (or another umask's thread) left loose
+                restrict_tree(self.path, file_mode=file_mode, dir_mode=dir_mode)
                 return self.head()
         except OSError as exc:
             raise RemoteError(f"cannot write to {self.path}: {exc}") from exc

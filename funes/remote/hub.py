@@ -32,6 +32,7 @@ from funes.errors import (
     RemoteOffline,
     RemoteUnauthorized,
 )
+from funes.paths import umask_at_least
 from funes.remote.base import CARD, MANIFEST, RemoteState, Snapshot
 from funes.remote.lance_export import TABLE
 
@@ -137,8 +138,9 @@ class HubRemote:
     def publish(self, base: Snapshot, build: Callable[[Path], None], *, message: str) -> str:
         with tempfile.TemporaryDirectory(prefix="funes-push-") as tmp:
             stage = Path(tmp) / "repo"
-            before = stage_copy(base.root, stage)
-            build(stage)
+            with umask_at_least():  # the staged copy is the memory's text: private
+                before = stage_copy(base.root, stage)
+                build(stage)
             files = changed_files(stage, before)
             gone = removed_files(stage, before)
             if not files and not gone:

@@ -167,3 +167,20 @@ def test_everything_funes_writes_under_its_home_is_private(
         if not p.is_symlink() and _mode(p) & 0o077
     ]
     assert loose == []
+
+
+def test_a_tightened_umask_is_restored_and_never_loosens(tmp_path: Path) -> None:
+    from funes.paths import umask_at_least
+
+    old = os.umask(0o002)
+    try:
+        with umask_at_least(0o077):
+            (tmp_path / "inside").write_text("x")
+        assert _mode(tmp_path / "inside") == 0o600
+        os.umask(0o077)
+        with umask_at_least(0o027):
+            (tmp_path / "strict").write_text("x")
+        assert _mode(tmp_path / "strict") == 0o600  # 0o077 | 0o027: still owner only
+        assert os.umask(0o002) == 0o077
+    finally:
+        os.umask(old)

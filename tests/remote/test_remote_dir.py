@@ -3,6 +3,8 @@ code as the Hub path, with real SQLite memories, real Lance datasets and the rea
 
 from __future__ import annotations
 
+import os
+import stat
 import threading
 from dataclasses import replace
 from pathlib import Path
@@ -209,6 +211,41 @@ def test_pushes_append_only_new_chunks_and_status_counts_what_is_not_pushed(tmp_
     assert run_push(rt, shared, PushRequest()).up_to_date
     done = run_status(rt, parse_memory(None, rt)).pushes
     assert [(p.published, p.pending_chunks) for p in done] == [(4, 0)]
+
+
+def _modes(root: Path) -> set[tuple[str, str]]:
+    """("file" | "dir", octal mode) of everything under `root` (the lock file aside)."""
+    return {
+        ("dir" if p.is_dir() else "file", oct(stat.S_IMODE(p.stat().st_mode)))
+        for p in root.rglob("*")
+        if p.name != ".funes.lock"
+    }
+
+
+def test_what_a_push_writes_into_a_directory_is_private_whatever_the_umask(
+    tmp_path: Path,
+) -> None:
+    # Lance's writers follow the umask: a push left 0644 transcript files behind
+    rt = _runtime(tmp_path / "a")
+    _index(rt, tmp_path, "a", [("user", "grebe"), ("assistant", "Grebe ships on Fridays.")])
+    old = os.umask(0o022)
+    try:
+        mine = tmp_path / "mine"
+        run_push(rt, parse_memory(str(mine), rt), PushRequest(create=True, assume_yes=True))
+        assert stat.S_IMODE(mine.stat().st_mode) == 0o700
+        assert _modes(mine) == {("file", "0o600"), ("dir", "0o700")}
+
+        # a team's folder (group access) that an older funes pushed to with loose modes
+        team = tmp_path / "team"
+        run_push(rt, parse_memory(str(team), rt), PushRequest(create=True, assume_yes=True))
+        team.chmod(0o2750)
+        for p in team.rglob("*"):
+            p.chmod(0o755 if p.is_dir() else 0o644)
+        _index(rt, tmp_path, "b", [("user", "smew"), ("assistant", "Smew deploys on Mondays.")])
+        assert run_push(rt, parse_memory(str(team), rt), PushRequest()).pushed == 2
+        assert _modes(team) == {("file", "0o640"), ("dir", "0o750")}  # never others'
+    finally:
+        os.umask(old)
 
 
 def test_a_new_empty_remote_takes_a_first_push_without_asking(tmp_path: Path) -> None:
