@@ -9,7 +9,7 @@ Start-up: the wire is claimed first and `initialize`/`tools/list` are answered f
 data while a thread imports the SDK (wire.py says why and how the SDK then takes over).
 Models are never loaded at start-up: the embedding model loads on the first `recall`, which,
 when still running after SLOW_FIRST_CALL_S, says so in a progress notification (to clients that
-sent a progressToken) and on stderr. The server exits when stdin closes, once it has answered
+sent a progressToken: every recall waiting on the load) and once on stderr. The server exits when stdin closes, once it has answered
 every request it read (wire.Outstanding).
 """
 
@@ -40,10 +40,16 @@ SLOW_FIRST_CALL_S = 1.0  # a first recall still running after this long says it 
 SERVER_INFO = {"name": SERVER_NAME, "title": SERVER_TITLE, "version": SERVER_VERSION}
 
 
-def serve(memory: str | None = None, *, runtime: Runtime | None = None) -> None:
+def serve(
+    memory: str | None = None,
+    *,
+    runtime: Runtime | None = None,
+    slow_first_call_s: float = SLOW_FIRST_CALL_S,
+) -> None:
     """Serve the tools over stdin/stdout until stdin closes. Blocks; returns normally at EOF.
 
     `memory` is the default memory (None: local); a call's own `memory` argument overrides it.
+    `slow_first_call_s`: how long a first recall runs before it says the model is loading.
     """
     wire = Wire()
     loaded: dict[str, Any] = {}
@@ -61,7 +67,7 @@ def serve(memory: str | None = None, *, runtime: Runtime | None = None) -> None:
         return
     import anyio
 
-    anyio.run(_serve, wire, phase, Tools(loaded["runtime"], memory))
+    anyio.run(_serve, wire, phase, Tools(loaded["runtime"], memory), slow_first_call_s)
 
 
 def _load(wire: Wire, loaded: dict[str, Any], runtime: Runtime | None) -> None:
@@ -83,7 +89,7 @@ def _load(wire: Wire, loaded: dict[str, Any], runtime: Runtime | None) -> None:
         wire.items.put(READY)
 
 
-async def _serve(wire: Wire, phase: Any, tools: Tools) -> None:
+async def _serve(wire: Wire, phase: Any, tools: Tools, slow_first_call_s: float) -> None:
     import anyio
     import anyio.to_thread
     import mcp_types as types
@@ -92,21 +98,25 @@ async def _serve(wire: Wire, phase: Any, tools: Tools) -> None:
 
     one_at_a_time = anyio.CapacityLimiter(1)
     warm = False
+    logged = False  # the load under way is on stderr (once, however many recalls wait on it)
 
     async def list_tools(ctx: Any, params: Any) -> Any:
         return types.ListToolsResult(tools=[types.Tool.model_validate(t) for t in tool_list()])
 
     async def announce_if_slow(ctx: Any) -> None:
-        await anyio.sleep(SLOW_FIRST_CALL_S)
+        nonlocal logged
+        await anyio.sleep(slow_first_call_s)
         note = "loading the embedding model (first recall of this server)…"
-        log.warning("%s", note)
+        if not logged:
+            logged = True
+            log.warning("%s", note)
         try:  # best effort: needs a progressToken from the client
             await ctx.session.report_progress(0, None, note)
         except Exception:
             log.debug("progress notification not sent", exc_info=True)
 
     async def call_tool(ctx: Any, params: Any) -> Any:
-        nonlocal warm
+        nonlocal warm, logged
         name, arguments = params.name, params.arguments
         cold = name == "recall" and not warm
         started = time.perf_counter()
@@ -120,6 +130,8 @@ async def _serve(wire: Wire, phase: Any, tools: Tools) -> None:
         elapsed = time.perf_counter() - started
         if cold and not reply.is_error:
             warm = True
+        elif cold:  # the model may not have loaded: the next recall's load is a new one
+            logged = False
         log.info("tool %s took %.2f s", name, elapsed)
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=reply.text)], is_error=reply.is_error

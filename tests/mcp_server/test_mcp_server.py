@@ -58,10 +58,17 @@ EARLY_ANSWER_BUDGET_S = 0.5
 class McpProcess:
     """A `python -m funes mcp` child and a minimal JSON-RPC client over its pipes."""
 
-    def __init__(self, env: dict[str, str], *args: str, debug: bool = False) -> None:
+    def __init__(
+        self,
+        env: dict[str, str],
+        *args: str,
+        debug: bool = False,
+        python_args: list[str] | None = None,  # instead of `-m funes mcp ARGS`
+    ) -> None:
         self.started = time.perf_counter()
+        command = python_args or ["-m", "funes", *(["--debug"] if debug else []), "mcp", *args]
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "funes", *(["--debug"] if debug else []), "mcp", *args],
+            [sys.executable, *command],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -451,6 +458,43 @@ def test_the_early_answers_mirror_the_pinned_sdk() -> None:
     assert HANDSHAKE_VERSIONS == HANDSHAKE_PROTOCOL_VERSIONS and OURS == LATEST_HANDSHAKE_VERSION
     sdk = types.ListToolsResult(tools=[types.Tool.model_validate(t) for t in tool_list()])
     assert sdk.model_dump(by_alias=True, mode="json", exclude_none=True)["tools"] == tool_list()
+
+
+def test_a_model_load_two_recalls_wait_on_is_logged_once(indexed_memory, funes_env) -> None:
+    # each cold recall logged "loading the embedding model": two recalls sent together (an
+    # agent's parallel tool calls) wrote it twice for one load. Announced at once here
+    # (slow_first_call_s=0) so the test does not depend on how long the load takes.
+    mcp = McpProcess(
+        funes_env,
+        python_args=[
+            "-c",
+            "from funes.cli.main import _configure_logging; _configure_logging(False); "
+            "from funes.mcp_server.server import serve; serve(slow_first_call_s=0.0)",
+        ],
+    )
+    try:
+        mcp.initialize()
+        first = {"name": "recall", "arguments": {"query": "postgres"}}
+        mcp.send(
+            {"jsonrpc": "2.0", "id": 100, "method": "tools/call",
+             "params": {**first, "_meta": {"progressToken": 1}}}
+        )  # fmt: skip
+        second = mcp.request(
+            "tools/call",
+            {"name": "recall", "arguments": {"query": "ledger"}, "_meta": {"progressToken": 2}},
+        )
+        assert second["result"]["isError"] is False
+        third = mcp.call("recall", {"query": "importer"}, {"progressToken": 3})  # warm by now
+        assert third["isError"] is False
+    finally:
+        assert mcp.close() == 0
+    assert mcp.stderr.decode().count("loading the embedding model") == 1, mcp.stderr.decode()
+    tokens = [
+        frame["params"]["progressToken"]
+        for frame in map(json.loads, mcp.lines)
+        if frame.get("method") == "notifications/progress"
+    ]
+    assert sorted(tokens) == [1, 2]  # each waiting call is told, the warm one is not
 
 
 def test_a_discover_probe_sent_first_is_declined_so_the_handshake_era_is_served(
