@@ -182,7 +182,11 @@ def semantic(
     probe = "vec_int8(:v)" if element == "int8" else ":v"
     extra, params = filters.vector_sql()
     if not filters.block_types:  # tool calls are found by BM25 (see LEXICAL_ONLY)
-        extra += f" and block_type not in ({', '.join(repr(t) for t in LEXICAL_ONLY)})"
+        # one `!=` per type: vec0 applies `!=` on a metadata column while it ranks, while
+        # `not in (…)` is left to SQLite, after the k nearest were cut (fewer than k came back)
+        for i, skipped in enumerate(LEXICAL_ONLY):
+            extra += f" and block_type != :lexical_only_{i}"
+            params[f"lexical_only_{i}"] = skipped
     sql = f"select rowid, distance from chunks_vec where embedding match {probe} and k = :k{extra}"
     return [(int(r[0]), float(r[1])) for r in raw.execute(sql, {"v": vector, "k": k, **params})]
 

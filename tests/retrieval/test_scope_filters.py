@@ -20,7 +20,7 @@ from funes.commands.scope import Scope, filters_for, match_session, parse_time, 
 from funes.errors import UsageError
 from funes.retrieval import get_turns, recall
 from funes.settings import RECALL, Leg
-from funes.store import Filters, ProjectScope, Store, project_matches
+from funes.store import NO_FILTERS, Filters, ProjectScope, Store, project_matches
 from funes.traces import Block, BlockType, Harness, Role, Turn
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
@@ -250,3 +250,20 @@ def test_both_legs_filter_by_any_of_several_block_types_before_their_top_k(
     assert {h.chunk.block_type for h in result.hits} == {"thinking", "tool_result"}
     one = Filters(block_types=("tool_use",))  # a type the vector leg skips unless named
     assert [c.block_type for c in memory.fetch([r for r, _ in memory.semantic(vector, k=5, filters=one)]).values()] == ["tool_use"]  # fmt: skip
+
+
+def test_the_vector_leg_leaves_tool_calls_out_before_its_top_k_not_after(tmp_path: Path) -> None:
+    # `block_type not in ('tool_use')` is not a constraint sqlite-vec applies while it ranks:
+    # SQLite dropped the tool calls from the k nearest afterwards, and 40 tool calls nearer
+    # the query than the 5 prose chunks left the leg 2 of its 5 candidates
+    def one(i: int, btype: BlockType, text: str) -> Turn:
+        turn = _turn(f"s{i:02d}", 0, text, cwd="/w", ts="2026-03-01T09:00:00.000Z")
+        return replace(turn, blocks=(Block.make(btype, text),))
+
+    calls = [one(i, BlockType.TOOL_USE, f"{QUERY} {i}") for i in range(40)]
+    prose = [one(50 + i, BlockType.TEXT, f"kestrel note {i}") for i in range(5)]
+    memory = memory_with(tmp_path / "m.db", [*calls, *prose], BagOfWordsEmbedder())
+    vector = BagOfWordsEmbedder().embed_query(QUERY)
+    for filters in (NO_FILTERS, Filters(harness="claude_code"), Filters(project=ProjectScope(path="/w"))):  # fmt: skip
+        found = memory.fetch([r for r, _ in memory.semantic(vector, k=5, filters=filters)])
+        assert sorted(c.block_type for c in found.values()) == ["text"] * 5, filters
