@@ -118,8 +118,8 @@ def recall(
     request = RecallRequest(" ".join(query), params, block_types, harness, scope)
     mode = output_mode(fmt, as_json)
     ref = parse_memory(memory, rt)
-    # the query is embedded in a child process while this one opens the memory (before the
-    # spinner's thread starts: a prefetch forks only a single-threaded process)
+    # the query goes to the child process loading the model (funes.inference.prefetch) and
+    # is embedded there while this one opens the memory
     prefetched = prefetch_query(rt, request)
     try:
         # rich loads only to draw the spinner at a terminal (agents read stderr from a pipe)
