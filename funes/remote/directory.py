@@ -108,9 +108,12 @@ class DirRemote:
             manifest.chmod(file_mode)
 
     def modes(self) -> tuple[int, int]:
-        """(file mode, directory mode) of what funes writes in the directory: 0600 / 0700 plus
-        the group read (search) bits the directory itself grants; never others'."""
-        granted = self.path.stat().st_mode & 0o050
+        """(file mode, directory mode) of what funes writes in the directory: 0600 / 0700,
+        never others' bits. A directory its owner shut to others but opened to its group
+        (0750, 2750: a team's folder) also passes its group read (search) bits on; a default
+        0755 directory does not (it says nothing about sharing)."""
+        mode = self.path.stat().st_mode
+        granted = mode & 0o050 if mode & 0o007 == 0 else 0
         return PRIVATE_FILE | (granted & 0o040), PRIVATE_DIR | granted
 
     def head(self) -> str:

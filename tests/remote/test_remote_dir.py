@@ -244,6 +244,12 @@ def test_what_a_push_writes_into_a_directory_is_private_whatever_the_umask(
         _index(rt, tmp_path, "b", [("user", "smew"), ("assistant", "Smew deploys on Mondays.")])
         assert run_push(rt, parse_memory(str(team), rt), PushRequest()).pushed == 2
         assert _modes(team) == {("file", "0o640"), ("dir", "0o750")}  # never others'
+
+        # a plain `mkdir` folder (0755) says nothing about sharing: private, as for a new one
+        team.chmod(0o755)
+        _index(rt, tmp_path, "c", [("user", "teal"), ("assistant", "Teal rotates the keys.")])
+        assert run_push(rt, parse_memory(str(team), rt), PushRequest()).pushed == 2
+        assert _modes(team) == {("file", "0o600"), ("dir", "0o700")}
     finally:
         os.umask(old)
 
