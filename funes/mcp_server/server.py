@@ -133,8 +133,10 @@ async def _serve(wire: Wire, phase: Any, tools: Tools, slow_first_call_s: float)
         elif cold:  # the model may not have loaded: the next recall's load is a new one
             logged = False
         log.info("tool %s took %.2f s", name, elapsed)
+        texts = [reply.text] if (notes := reply.note_text()) is None else [reply.text, notes]
         return types.CallToolResult(
-            content=[types.TextContent(type="text", text=reply.text)], is_error=reply.is_error
+            content=[types.TextContent(type="text", text=t) for t in texts],
+            is_error=reply.is_error,
         )
 
     server: Server[Any] = Server(

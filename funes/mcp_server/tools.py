@@ -265,10 +265,17 @@ def tool_list() -> list[dict[str, Any]]:
 
 @dataclass(frozen=True, slots=True)
 class ToolReply:
-    """What a tool call returns: the text block and whether it is a tool error."""
+    """What a tool call returns: the text block, whether it is a tool error, and the notes the
+    CLI would print on stderr (`funes: <note>` each: a degradation, a scope that matches no
+    session), sent as a second text block so the agent sees them apart from the result."""
 
     text: str
     is_error: bool = False
+    notes: tuple[str, ...] = ()
+
+    def note_text(self) -> str | None:
+        """The notes as the CLI prints them, one `funes: <note>` line each; None without any."""
+        return "\n".join(f"funes: {note}" for note in self.notes) if self.notes else None
 
 
 def error_text(exc: FunesError) -> str:
@@ -345,7 +352,10 @@ class Tools:
         outcome = run_recall(self.rt, self._memory(args), request)
         for note in outcome.result.notes:
             log.warning("%s", note)
-        return ToolReply(agent_render.recall(outcome, weak=weak, show_all='"all": true'))
+        return ToolReply(
+            agent_render.recall(outcome, weak=weak, show_all='"all": true'),
+            notes=tuple(outcome.result.notes),
+        )
 
     def get(self, args: Mapping[str, Any]) -> ToolReply:
         from funes.commands import run_get

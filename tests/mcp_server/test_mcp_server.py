@@ -639,6 +639,20 @@ def test_recall_takes_several_block_types_and_a_bare_string_as_one(indexed_memor
     assert bad.is_error and "`block_type` must be a string or a list of strings" in bad.text
 
 
+def test_recall_notes_reach_the_agent_as_a_second_text_block(server, indexed_memory) -> None:
+    # they went to the server's stderr log only: an agent never learned its --project matched
+    # nothing, or that the vector leg was unavailable
+    mcp = server()
+    mcp.initialize()
+    plain = mcp.call("recall", {"query": "why did we not move the ledger to postgres", "k": 3})
+    assert [c["type"] for c in plain["content"]] == ["text"]  # no notes, no second block
+    scoped = mcp.call("recall", {"query": "ledger", "project": "/nowhere/at/all"})
+    assert scoped["isError"] is False
+    result, notes = (c["text"] for c in scoped["content"])
+    assert result.startswith("no results")
+    assert notes.startswith("funes: no session in this memory matches --project /nowhere/at/all")
+
+
 def test_the_block_types_the_schema_names_are_the_block_types_funes_stores() -> None:
     from funes.mcp_server.tools import BLOCK_TYPE_NAMES
     from funes.traces import BlockType
