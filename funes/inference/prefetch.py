@@ -117,8 +117,7 @@ class QueryPrefetch:
 
     def result(self, dim: int) -> NDArray[np.float32] | None:
         """The query's vector, shape (dim,), float32; None when the child sent none. Blocks
-        until the child has answered or ended. The child is reaped at exit if it is still
-        tearing down (its maps take tens of milliseconds to go)."""
+        until the child has answered or ended; it is reaped at exit if it is still going away."""
         # numpy is imported already (warm_up); it would be here, while the child works
         import numpy as np
 
@@ -138,11 +137,13 @@ class QueryPrefetch:
         vector: NDArray[np.float32] = np.frombuffer(data, dtype="<f4").astype(np.float32)
         return vector
 
-    def cancel(self) -> None:
-        """Stop the child if it is still running, and reap it."""
-        self._end(kill=True)
+    def cancel(self, *, wait: bool = False) -> None:
+        """Stop the child if it is still running; reap it now with `wait`, else at exit at
+        the latest (a process with numpy and onnxruntime mapped takes tens of milliseconds
+        to go away, which nobody should wait on before the output)."""
+        self._end(kill=True, wait=wait)
 
-    def _end(self, *, kill: bool) -> None:
+    def _end(self, *, kill: bool, wait: bool = False) -> None:
         for fd in (self._to_child, self._from_child):
             if fd is not None:
                 os.close(fd)
@@ -154,9 +155,9 @@ class QueryPrefetch:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         with contextlib.suppress(ChildProcessError):
-            if kill:
+            if wait:
                 os.waitpid(pid, 0)
-            elif os.waitpid(pid, os.WNOHANG) == (0, 0):  # still tearing down
+            elif os.waitpid(pid, os.WNOHANG) == (0, 0):  # still going away
                 atexit.register(_reap, pid)
 
 
@@ -176,7 +177,7 @@ def warm_up(load: Loader) -> None:
 
     _warm = QueryPrefetch.start(load)
     if _warm is not None:
-        atexit.register(_warm.cancel)
+        atexit.register(_warm.cancel, wait=True)  # at exit nothing is left to register
 
 
 def take_warm() -> QueryPrefetch | None:
