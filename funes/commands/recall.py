@@ -114,6 +114,8 @@ def prefetch_query(rt: Runtime, request: RecallRequest) -> LazyEmbedder | None:
     if not query.strip() or Leg.VECTOR not in request.params.legs:
         return None
     embedder = rt.embedder(rt.embedder_spec_for(None))
+    if not isinstance(embedder, LazyEmbedder):  # a model already in hand (a test's, a server's)
+        return None
     return embedder if embedder.prefetch_query(query) else None
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from funes.errors import ModelUnavailable
 from funes.inference import (
+    Embedder,
     LazyEmbedder,
     ModelSpec,
     QueryModel,
@@ -91,7 +92,7 @@ class Runtime:
                 return known
         return embedder_spec(DEFAULT_EMBEDDER)
 
-    def embedder(self, spec: ModelSpec) -> LazyEmbedder:
+    def embedder(self, spec: ModelSpec) -> Embedder:
         """A lazily loading embedder for `spec` (one per spec per process)."""
         if spec.name not in self._embedders:
             self._embedders[spec.name] = LazyEmbedder(
@@ -170,4 +171,5 @@ def recall_query_model() -> tuple[str, QueryModel] | None:
     everything it needs is on this machine, else None. What the console script's prefetch
     child loads before the command line is parsed (funes.inference.prefetch)."""
     rt = Runtime.resolve()
-    return rt.embedder(rt.embedder_spec_for(None)).load_ready()
+    embedder = rt.embedder(rt.embedder_spec_for(None))
+    return embedder.load_ready() if isinstance(embedder, LazyEmbedder) else None
