@@ -153,6 +153,9 @@ class LazyEmbedder:
         prefetch = take_warm()
         if prefetch is None:
             return False
+        if not available_locally(self.spec):  # tokenizing would reach for the Hub
+            prefetch.cancel()
+            return False
         from funes.inference.tokens import query_tokens
 
         try:

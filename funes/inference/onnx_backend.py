@@ -341,7 +341,14 @@ def ready_embedder(
         from funes.paths import Paths
 
         cache_dir = Paths.resolve().models
-    if not available_locally(spec) or cached_graph(spec, cache_dir, ort.__version__) is None:
+    if not available_locally(spec):
+        return None
+    found = cached_graph(spec, cache_dir, ort.__version__)
+    if found is None:
+        return None
+    try:
+        verify(spec, found[0], found[1], stamp_dir)  # a damaged graph is rebuilt by the caller
+    except ModelUnavailable:
         return None
     return OnnxEmbedder(spec, stamp_dir=stamp_dir, cache_dir=cache_dir)
 

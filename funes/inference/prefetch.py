@@ -36,6 +36,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -45,6 +46,11 @@ if TYPE_CHECKING:
 
     from funes.inference.models import QueryModel
     from funes.inference.tokens import QueryTokens
+
+# How long the parent waits for the vector before it stops the child and embeds the query
+# itself: the child's whole path takes well under a second on the bench machine; this bounds
+# a child that is stuck (stopped, swapping, a filesystem hung).
+ANSWER_WAIT_S = 10.0
 
 # What the child loads: (the model's spec name, its embedder with the query session built),
 # or None when it cannot be loaded quickly and offline (a download or a graph build is left
@@ -76,21 +82,31 @@ class QueryPrefetch:
     @classmethod
     def start(cls, load: Loader) -> QueryPrefetch | None:
         """Fork a child that calls `load()`, then waits for its query. None where forking
-        is not safe (`can_fork`) or failed."""
+        is not safe (`can_fork`) or failed (no pipe, no process)."""
         if not can_fork():
             return None
-        query_r, query_w = os.pipe()
-        vector_r, vector_w = os.pipe()
+        fds: list[int] = []
         try:
-            pid = os.fork()
+            for _ in range(2):  # above 0-2 even when one of them is closed: the child's
+                fds.extend(_above_stdio(fd) for fd in os.pipe())  # dup2 would take it
+            query_r, query_w, vector_r, vector_w = fds
+            # a Ctrl-C right at the fork must not reach the child before its stderr is
+            # /dev/null (threading's after-fork hook would print a traceback there)
+            mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+            try:
+                pid = os.fork()
+                if pid == 0:  # the child: never returns
+                    _quiet_child()
+                    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+                    os.close(query_w)
+                    os.close(vector_r)
+                    _child(load, query_r, vector_w)
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         except OSError:
-            for fd in (query_r, query_w, vector_r, vector_w):
+            for fd in fds:
                 os.close(fd)
             return None
-        if pid == 0:  # the child: never returns
-            os.close(query_w)
-            os.close(vector_r)
-            _child(load, query_r, vector_w)
         os.close(query_r)
         os.close(vector_w)
         return cls(pid, query_w, vector_r)
@@ -123,14 +139,25 @@ class QueryPrefetch:
 
         if self._from_child is None:
             return None
+        import select
+
         chunks = []
+        deadline = time.monotonic() + ANSWER_WAIT_S
         try:
-            while block := os.read(self._from_child, 1 << 16):
+            while (left := deadline - time.monotonic()) > 0:
+                if not select.select([self._from_child], [], [], left)[0]:
+                    continue  # the loop ends at the deadline
+                if not (block := os.read(self._from_child, 1 << 16)):
+                    break  # answered (or ended)
                 chunks.append(block)
+            else:
+                chunks = []  # stuck: stopped below, and the caller embeds the query itself
         except OSError:
             chunks = []
-        finally:
-            self._end(kill=False)
+        except BaseException:  # Ctrl-C while waiting: nobody will read the child's answer
+            self._end(kill=True)
+            raise
+        self._end(kill=not chunks)
         data = b"".join(chunks)
         if len(data) != 4 * dim:
             return None
@@ -187,6 +214,26 @@ def take_warm() -> QueryPrefetch | None:
     return warm
 
 
+def _above_stdio(fd: int) -> int:
+    """`fd`, or a duplicate of it numbered 3 or more when it took a free 0-2 slot."""
+    if fd > 2:
+        return fd
+    import fcntl
+
+    try:
+        return fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+    finally:
+        os.close(fd)
+
+
+def _quiet_child() -> None:
+    """In the child, first: standard streams to /dev/null, Ctrl-C ends it without Python."""
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _reap(pid: int) -> None:
     with contextlib.suppress(ChildProcessError):
         os.waitpid(pid, 0)
@@ -203,9 +250,6 @@ def _child(load: Loader, query_fd: int, vector_fd: int) -> None:
     try:
         import json
 
-        null = os.open(os.devnull, os.O_RDWR)
-        for fd in (0, 1, 2):
-            os.dup2(null, fd)
         loaded = load()
         chunks = []
         while block := os.read(query_fd, 1 << 16):

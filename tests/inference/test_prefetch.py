@@ -47,6 +47,17 @@ if mode in ("other-model", "text-only"):
     vector = child.result(384)
     print(json.dumps({"child": child.pid, "vector": None if vector is None else vector.tolist()}))
     sys.exit(0)
+if mode == "stuck":  # the child stops dead: the parent waits a bounded time, then embeds
+    import os, signal
+    from funes.inference import prefetch
+    prefetch.ANSWER_WAIT_S = 1.0
+    os.kill(prefetch._warm.pid, signal.SIGSTOP)
+if mode == "default-not-local":  # FUNES_EMBEDDER unset, the default model not downloaded
+    from funes.inference import prefetch
+    child = prefetch._warm.pid if prefetch._warm is not None else None
+    embedder = prefetch_query(Runtime.resolve(), RecallRequest(query))
+    print(json.dumps({"child": child, "asked_child": embedder is not None}))
+    sys.exit(0)
 if mode == "unasked":
     from funes.inference import prefetch
     print(json.dumps({"child": prefetch._warm.pid}))
@@ -127,6 +138,26 @@ def test_query_tokens_give_the_query_vector_bit_for_bit() -> None:
     for query in (QUERY, "ok", "word " * 300):  # the last one is cut at the recipe's cap
         tokens = query_tokens(MINILM_L6_INT8_PKG, query)
         assert np.array_equal(embedder.embed_query_tokens(tokens), embedder.embed_query(query))
+
+
+def test_a_stuck_child_is_stopped_and_the_parent_embeds_the_query(
+    in_process: list[float],
+) -> None:
+    got = _run("stuck")
+    assert got["asked_child"] is True
+    assert got["model_loaded"] is True
+    assert got["vector"] == in_process
+
+
+def test_a_default_model_not_on_this_machine_is_not_tokenized_from_the_hub(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the parent tokenized the query with the default model's tokenizer, which went to the Hub
+    # (with retries) for a model the recall might not even use
+    monkeypatch.delenv("FUNES_EMBEDDER")
+    monkeypatch.setenv("HF_HUB_CACHE", "/nonexistent/hub-cache")
+    got = _run("default-not-local")
+    assert got["asked_child"] is False
 
 
 def test_a_child_nobody_asks_is_stopped_at_exit(in_process: list[float]) -> None:
