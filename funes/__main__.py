@@ -2,7 +2,8 @@
 
 The CLI's modules are imported inside `main`, so an interrupt while they load (click, rich and
 the rest take a noticeable moment on a slow machine) exits 130 like one anywhere later, never
-with a traceback (funes.cli.main handles it once the CLI runs).
+with a traceback (funes.cli.main handles it once the CLI runs). Before anything else, the
+standard streams are made safe to use (funes.stdio).
 """
 
 from __future__ import annotations
@@ -11,6 +12,9 @@ import sys
 
 
 def main() -> None:
+    from funes import stdio
+
+    stdio.guard()  # closed standard streams reopened, stdout's failures recorded
     try:
         if _verb(sys.argv[1:]) == "recall":
             # the query's model loads in a child process on the other core while this one

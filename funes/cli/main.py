@@ -2,7 +2,8 @@
 
 Results go to stdout; progress, warnings and errors go to stderr. A FunesError becomes
 `funes: <message>` (+ `hint: …`) on stderr and its exit code (1; 75 when the memory is locked;
-2 when a push was refused for secrets).
+2 when a push was refused for secrets). stdout that cannot be written (funes.stdio) ends the
+command quietly with 0 when its reader closed the pipe (`| head`), else with 1 and the reason.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any, NoReturn
 
 import click
 
-from funes import __version__
+from funes import __version__, stdio
 from funes.errors import FunesError
 
 # Each verb's module, imported when that verb runs (or `--help` lists them all): a command
@@ -85,6 +86,7 @@ def main(argv: list[str] | None = None) -> None:
     debug = "--debug" in (argv if argv is not None else sys.argv[1:])
     try:
         cli.main(args=argv, prog_name="funes", standalone_mode=False)
+        sys.stdout.flush()  # a full disk under `> file` fails here, not at interpreter exit
     except FunesError as exc:
         if debug:
             traceback.print_exc()
@@ -105,8 +107,14 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         _interrupted()
-    except BrokenPipeError:
-        sys.exit(0)
+    except OSError as exc:
+        if stdio.output_failure(exc) is None:
+            raise
+        _output_failed(debug)
+    except SystemExit:
+        if stdio.reader_gone():  # click ends a closed pipe with status 1 itself
+            _output_failed(debug)
+        raise
     except BaseException as exc:
         # An extension module's import turns Ctrl-C into ImportError; an event loop's task
         # group wraps it in a BaseExceptionGroup (the MCP server).
@@ -114,6 +122,20 @@ def main(argv: list[str] | None = None) -> None:
             _interrupted()
         raise
     sys.exit(0)
+
+
+def _output_failed(debug: bool) -> NoReturn:
+    """stdout could not be written (funes.stdio): a reader that closed the pipe early
+    (`| head -1`) took what it wanted, exit 0 quietly; a full disk or an I/O error is exit 1
+    with the reason."""
+    failure = stdio.output_failure()
+    stdio.silence_stdout()
+    if failure is None or isinstance(failure, BrokenPipeError):
+        sys.exit(0)
+    if debug:
+        traceback.print_exception(failure)
+    click.echo(f"funes: cannot write the output: {failure.strerror or failure}", err=True)
+    sys.exit(1)
 
 
 # verbs whose free text may start with a dash ("-v does nothing"), which click reads as options

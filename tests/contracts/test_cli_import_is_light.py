@@ -25,7 +25,7 @@ def test_funes_version_loads_no_command() -> None:
     )
     out = _python(code)
     assert out.stdout.strip().endswith(
-        "['funes.cli', 'funes.cli.common', 'funes.cli.main', 'funes.errors']"
+        "['funes.cli', 'funes.cli.common', 'funes.cli.main', 'funes.errors', 'funes.stdio']"
     ), out.stdout
 
 
