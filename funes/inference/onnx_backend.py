@@ -309,21 +309,13 @@ def int8_graph(
     """The verified dynamic-int8 graph of `spec` (`source`: its verified float graph), built
     into `cache_dir` (default: Paths' model cache) when missing or not matching its manifest.
     Raises ModelUnavailable when it cannot be built."""
-    from funes.inference.quantize import build_graph, cached_graph
+    from funes.inference.quantize import build_graph
 
-    if cache_dir is None:
-        from funes.paths import Paths
-
-        cache_dir = Paths.resolve().models
-    found = cached_graph(spec, cache_dir, ort.__version__)
+    cache_dir = _model_cache(cache_dir)
+    found = _built_graph(spec, cache_dir, stamp_dir)
     if found is not None:
-        path, sha = found
-        try:
-            verify(spec, path, sha, stamp_dir)
-            return path
-        except ModelUnavailable:
-            pass  # altered or partial: build it again
-    path, sha = build_graph(spec, source, cache_dir)
+        return found
+    path, sha = build_graph(spec, source, cache_dir)  # missing, altered or partial: build it
     verify(spec, path, sha, stamp_dir)  # remembers it in stamp_dir
     return path
 
@@ -335,22 +327,35 @@ def ready_embedder(
     (weights, tokenizer and the built int8 graph); None when loading it would download or
     build something (funes.inference.prefetch leaves that to the caller, which reports it)."""
     from funes.inference.models import available_locally
+
+    cache_dir = _model_cache(cache_dir)
+    if not available_locally(spec) or _built_graph(spec, cache_dir, stamp_dir) is None:
+        return None
+    return OnnxEmbedder(spec, stamp_dir=stamp_dir, cache_dir=cache_dir)
+
+
+def _model_cache(cache_dir: Path | None) -> Path:
+    if cache_dir is not None:
+        return cache_dir
+    from funes.paths import Paths
+
+    return Paths.resolve().models
+
+
+def _built_graph(spec: ModelSpec, cache_dir: Path, stamp_dir: Path | None) -> Path | None:
+    """The int8 graph of `spec` already built in `cache_dir` by this onnxruntime version and
+    matching its manifest (funes.inference.quantize.cached_graph, then `verify`); None when
+    there is none or it was altered (the caller builds it again)."""
     from funes.inference.quantize import cached_graph
 
-    if cache_dir is None:
-        from funes.paths import Paths
-
-        cache_dir = Paths.resolve().models
-    if not available_locally(spec):
-        return None
     found = cached_graph(spec, cache_dir, ort.__version__)
     if found is None:
         return None
     try:
-        verify(spec, found[0], found[1], stamp_dir)  # a damaged graph is rebuilt by the caller
+        verify(spec, found[0], found[1], stamp_dir)
     except ModelUnavailable:
         return None
-    return OnnxEmbedder(spec, stamp_dir=stamp_dir, cache_dir=cache_dir)
+    return found[0]
 
 
 class OnnxReranker:

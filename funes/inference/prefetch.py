@@ -73,9 +73,9 @@ class QueryPrefetch:
     `result()`; `cancel()` stops and reaps it at any time (a no-op once done)."""
 
     def __init__(self, pid: int, to_child: int, from_child: int) -> None:
-        self.pid = pid  # for diagnostics: the process may be gone
+        self.pid = pid  # the process may be gone (`_ended`)
         self.query: str | None = None
-        self._running: int | None = pid
+        self._ended = False  # stopped or reaped, or its reaping left to exit
         self._to_child: int | None = to_child
         self._from_child: int | None = from_child
 
@@ -175,9 +175,9 @@ class QueryPrefetch:
             if fd is not None:
                 os.close(fd)
         self._to_child = self._from_child = None
-        pid, self._running = self._running, None
-        if pid is None:
+        if self._ended:
             return
+        self._ended, pid = True, self.pid
         if kill:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
