@@ -1,11 +1,17 @@
-"""`funes status [memory]`: what the memory holds and what to run next."""
+"""`funes status [memory | --memory M]`: what the memory holds and what to run next."""
 
 from __future__ import annotations
 
 import click
 from rich.console import Console
 
-from funes.cli.common import format_option, json_option, offline_option, output_mode, pass_runtime
+from funes.cli.common import (
+    format_option,
+    json_option,
+    offline_option,
+    output_mode,
+    pass_runtime,
+)
 from funes.commands import run_status
 from funes.memory import Runtime, parse_memory
 from funes.render import agent as agent_render
@@ -13,12 +19,32 @@ from funes.render import agent as agent_render
 
 @click.command()
 @click.argument("memory", required=False)
+@click.option(
+    "--memory",
+    "memory_flag",
+    default=None,
+    metavar="MEMORY",
+    help="local (default), a path to a memory, org/repo, or hf://datasets/org/repo (or give "
+    "it as the argument).",
+)
 @format_option
 @json_option
 @offline_option
 @pass_runtime
-def status(rt: Runtime, memory: str | None, fmt: str | None, as_json: bool, offline: bool) -> None:
-    """What the memory holds, what needs attention, and what to run next."""
+def status(
+    rt: Runtime,
+    memory: str | None,
+    fmt: str | None,
+    as_json: bool,
+    offline: bool,
+    memory_flag: str | None,
+) -> None:
+    """What the memory holds, what needs attention, and what to run next.
+
+    The memory is named as every other verb takes it (`--memory M`) or as the argument."""
+    if memory is not None and memory_flag is not None and memory != memory_flag:
+        raise click.UsageError(f"two memories named: {memory!r} and --memory {memory_flag!r}")
+    memory = memory if memory is not None else memory_flag
     rt.offline = rt.offline or offline
     mode = output_mode(fmt, as_json)
     report = run_status(rt, parse_memory(memory, rt))

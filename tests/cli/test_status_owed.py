@@ -107,3 +107,18 @@ def test_a_first_index_interrupted_before_its_schema_leaves_a_readable_memory(
         ran = run(*args)
         assert "Traceback" not in ran.stderr and "no chunks yet" in ran.stderr, (args, ran.stderr)
     assert _indexed(run("index", "--yes")) == sum(owed.values())
+
+
+def test_status_takes_the_memory_as_every_verb_does_or_as_its_argument(
+    tmp_path: Path, run: Callable[..., Ran]
+) -> None:
+    """`--memory M` is how recall, get and sessions name a memory (and what their `→ get`
+    lines print); status takes it too, beside its positional form."""
+    other = tmp_path / "elsewhere.db"
+    by_flag = run("status", "--memory", str(other), "--json")
+    by_argument = run("status", str(other), "--json")
+    assert by_flag.returncode == 0, by_flag.stderr
+    assert by_flag.stdout == by_argument.stdout
+    assert json.loads(by_flag.stdout)["memory"] == str(other)
+    both = run("status", str(other), "--memory", "local")
+    assert both.returncode == 1 and "two memories named" in both.stderr
