@@ -16,7 +16,7 @@ def main() -> None:
 
     stdio.guard()  # closed standard streams reopened, stdout's failures recorded
     try:
-        if _verb(sys.argv[1:]) == "recall":
+        if _embeds_a_query(sys.argv[1:]):
             # the query's model loads in a child process on the other core while this one
             # imports the CLI and opens the memory (funes.inference.prefetch)
             from funes.inference import warm_up
@@ -27,6 +27,14 @@ def main() -> None:
     except KeyboardInterrupt:
         sys.exit(130)
     cli_main()
+
+
+def _embeds_a_query(args: list[str]) -> bool:
+    """Whether this command line is a recall (that will embed its query), not its help."""
+    if _verb(args) != "recall":
+        return False
+    options = args[: args.index("--")] if "--" in args else args
+    return not any(arg in ("-h", "--help") for arg in options)
 
 
 def _verb(args: list[str]) -> str | None:

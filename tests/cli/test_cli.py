@@ -365,9 +365,12 @@ def test_a_cold_recall_gets_its_query_vector_from_the_child_that_loaded_the_mode
 
 
 def test_only_recall_warms_a_model_child_first_thing() -> None:
-    from funes.__main__ import _verb
+    from funes.__main__ import _embeds_a_query, _verb
 
     assert _verb(["recall", "status"]) == "recall"
     assert _verb(["--debug", "recall", "x"]) == "recall"
     assert _verb(["status", "recall"]) == "status"
     assert _verb([]) is None
+    assert _embeds_a_query(["recall", "why"]) and _embeds_a_query(["recall", "--", "-h"])
+    assert not _embeds_a_query(["recall", "--help"]) and not _embeds_a_query(["recall", "x", "-h"])
+    assert not _embeds_a_query(["status"])
