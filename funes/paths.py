@@ -15,6 +15,7 @@ Layout (FUNES_HOME set → everything under it; else platformdirs):
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Iterator, Mapping
@@ -32,7 +33,8 @@ def ensure_private_dir(path: Path) -> Path:
 
     Parents that already exist are left as they are; parents created here are 0700 too
     (`Path.mkdir(parents=True)` would create them with the umask's default mode).
-    Returns the path. Raises OSError when it cannot be created.
+    Returns the path. Raises OSError when it cannot be created, and NotADirectoryError when
+    something other than a directory is there (a file's mode is never touched).
     """
     missing: list[Path] = []
     probe = path
@@ -44,7 +46,10 @@ def ensure_private_dir(path: Path) -> Path:
     for directory in reversed(missing):
         directory.mkdir(mode=PRIVATE_DIR, exist_ok=True)
         directory.chmod(PRIVATE_DIR)
-    if (path.stat().st_mode & 0o777) != PRIVATE_DIR:
+    st = path.stat()
+    if not stat.S_ISDIR(st.st_mode):
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(path))
+    if (st.st_mode & 0o777) != PRIVATE_DIR:
         path.chmod(PRIVATE_DIR)
     return path
 

@@ -102,7 +102,8 @@ def build_graph(spec: ModelSpec, source: Path, cache_dir: Path) -> tuple[Path, s
 
     Returns (path, sha256). Concurrent builders each write a private temporary file and
     rename it into place, so a reader never sees a partial graph. Raises ModelUnavailable
-    when the `onnx` package is missing or the graph cannot be quantized.
+    when the `onnx` package is missing, the graph cannot be quantized, or `cache_dir` cannot
+    hold it (not a directory, cannot be created, not writable).
     """
     try:
         from onnxruntime.quantization import QuantType, quantize_dynamic
@@ -115,42 +116,58 @@ def build_graph(spec: ModelSpec, source: Path, cache_dir: Path) -> tuple[Path, s
 
     from funes.inference.fusion import fuse
 
-    ensure_private_dir(cache_dir)
     target = graph_path(spec, cache_dir)
     import tempfile  # building only: a recall that finds the graph cached does not load it
 
-    with tempfile.TemporaryDirectory(dir=cache_dir, prefix=".build-") as tmp:
-        folded = Path(tmp) / "folded.onnx"
-        fused = Path(tmp) / "fused.onnx"
-        quantized = Path(tmp) / "int8.onnx"
-        built = Path(tmp) / "int8-fused.onnx"
-        try:
-            _optimized(ort, source, folded, ort.GraphOptimizationLevel.ORT_ENABLE_BASIC)
-            fuse(str(folded), str(fused))
-            with _quiet():
-                quantize_dynamic(
-                    fused,
+    try:
+        ensure_private_dir(cache_dir)
+        with tempfile.TemporaryDirectory(dir=cache_dir, prefix=".build-") as tmp:
+            folded = Path(tmp) / "folded.onnx"
+            fused = Path(tmp) / "fused.onnx"
+            quantized = Path(tmp) / "int8.onnx"
+            built = Path(tmp) / "int8-fused.onnx"
+            try:
+                _optimized(ort, source, folded, ort.GraphOptimizationLevel.ORT_ENABLE_BASIC)
+                fuse(str(folded), str(fused))
+                with _quiet():
+                    quantize_dynamic(
+                        fused,
+                        quantized,
+                        per_channel=True,
+                        reduce_range=True,
+                        weight_type=QuantType.QInt8,
+                    )
+                _optimized(
+                    ort,
                     quantized,
-                    per_channel=True,
-                    reduce_range=True,
-                    weight_type=QuantType.QInt8,
+                    built,
+                    ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED,
+                    DISABLED_OPTIMIZERS,
                 )
-            _optimized(
-                ort,
-                quantized,
-                built,
-                ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED,
-                DISABLED_OPTIMIZERS,
-            )
-        except Exception as exc:  # onnxruntime and onnx raise their own types
-            raise ModelUnavailable(
-                f"model {spec.name}: cannot build its int8 graph: {type(exc).__name__}: {exc}"
-            ) from exc
-        sha = sha256_file(built)
-        os.chmod(built, 0o600)
-        os.replace(built, target)
-    _write_manifest(spec, target, sha, _versions())
+            except Exception as exc:  # onnxruntime and onnx raise their own types
+                raise ModelUnavailable(
+                    f"model {spec.name}: cannot build its int8 graph: {type(exc).__name__}: {exc}"
+                ) from exc
+            sha = sha256_file(built)
+            os.chmod(built, 0o600)
+            os.replace(built, target)
+        _write_manifest(spec, target, sha, _versions())
+    except OSError as exc:  # the cache itself: the build steps' own errors are raised above
+        raise _cache_unusable(spec, cache_dir, exc) from exc
     return target, sha
+
+
+def _cache_unusable(spec: ModelSpec, cache_dir: Path, exc: OSError) -> ModelUnavailable:
+    """The error for a model cache that cannot hold the int8 graph of `spec`: something other
+    than a directory is there, it cannot be created, or this user cannot write it."""
+    reason = exc.strerror or str(exc)
+    if exc.filename is not None and os.fsdecode(exc.filename) != str(cache_dir):
+        reason += f" ({exc.filename})"
+    return ModelUnavailable(
+        f"model {spec.name}: the model cache {cache_dir} cannot hold its int8 graph: {reason}",
+        hint="point FUNES_MODEL_CACHE at a directory this user can write (funes builds the "
+        "graph there once; default `<data>/models`)",
+    )
 
 
 def _optimized(

@@ -298,6 +298,49 @@ def test_a_memory_whose_folder_cannot_be_made_is_a_clear_error(
     assert "cannot create the folder of memory" in out.stderr and str(blocker) in out.stderr
 
 
+@pytest.mark.parametrize("kind", ["below a file", "a file", "in a read-only folder"])
+def test_a_model_cache_that_cannot_hold_the_int8_graph_is_a_clear_error_naming_its_variable(
+    isolated_env: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    run: Callable[..., Ran],
+    kind: str,
+) -> None:
+    """The first index builds the embedder's int8 graph into FUNES_MODEL_CACHE. One that is
+    not a directory, cannot be created or cannot be written was an OSError traceback from
+    deep in the build; it is funes' error with a hint naming the variable, and a file found
+    there is left exactly as it was (not chmodded 0700 as a directory would be)."""
+    write_session(isolated_env, conversation(PAIRS))
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    blocker.chmod(0o644)
+    readonly = tmp_path / "read-only"
+    readonly.mkdir(mode=0o555)
+    if kind == "in a read-only folder" and _can_create_in(readonly):
+        pytest.skip("this process writes into a read-only folder (root)")
+    cache = {
+        "below a file": blocker / "models",
+        "a file": blocker,
+        "in a read-only folder": readonly / "models",
+    }[kind]
+    monkeypatch.setenv("FUNES_MODEL_CACHE", str(cache))
+    out = run("index", "--yes")
+    assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
+    first, hint = out.stderr.strip().splitlines()[-2:]
+    assert first.startswith("funes: ") and str(cache) in first, first
+    assert hint.strip().startswith("hint:") and "FUNES_MODEL_CACHE" in hint, hint
+    assert blocker.read_text() == "not a folder" and blocker.stat().st_mode & 0o777 == 0o644
+
+
+def _can_create_in(folder: Path) -> bool:
+    try:
+        (folder / "probe").mkdir()
+    except OSError:
+        return False
+    (folder / "probe").rmdir()
+    return True
+
+
 def test_scrub_without_a_memory_says_so_and_creates_none(
     isolated_env: Path, run: Callable[..., Ran]
 ) -> None:

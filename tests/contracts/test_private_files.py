@@ -65,6 +65,19 @@ def test_an_existing_loose_directory_is_tightened(tmp_path: Path, umask: int) ->
     assert _mode(loose) == 0o700
 
 
+def test_a_file_where_a_private_directory_belongs_is_refused_and_left_as_it_is(
+    tmp_path: Path, umask: int
+) -> None:
+    """ensure_private_dir on a path holding a file (a FUNES_MODEL_CACHE set to one) must not
+    chmod the file 0700 and report success: it raises NotADirectoryError."""
+    found = tmp_path / "models"
+    found.write_text("a user's file")
+    found.chmod(0o644)
+    with pytest.raises(NotADirectoryError):
+        ensure_private_dir(found)
+    assert _mode(found) == 0o644 and found.read_text() == "a user's file"
+
+
 def test_private_files_are_created_and_tightened_0600(tmp_path: Path, umask: int) -> None:
     log = create_private_file(tmp_path / "worker.log")
     assert _mode(log) == 0o600
