@@ -49,9 +49,9 @@ def run_recall(
     """Recall passages for the request from `memory`.
 
     Raises UsageError for a query with no text (before anything is opened) or a bad scope
-    (funes.commands.scope: an unknown or ambiguous session, a time it cannot read), NoIndex /
-    StoreError / IncompatibleStore / RemoteError from opening the memory, and
-    ModelUnavailable when the memory's embedding model cannot be loaded.
+    (funes.commands.scope: an unknown or ambiguous session, a time it cannot read), and NoIndex /
+    StoreError / IncompatibleStore / RemoteError from opening the memory. A memory whose
+    embedding model cannot be loaded is recalled from BM25 alone, with a note saying why.
     """
     if not request.query.strip():
         raise UsageError("a recall query is required", hint='funes recall "what you want to find"')

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from itertools import groupby
 
 from funes.chunks import reassemble
+from funes.errors import ModelUnavailable
 from funes.inference import Embedder, Reranker
 from funes.plurals import counted
 from funes.redact import Scanner, default_scanner
@@ -60,8 +61,9 @@ def recall(
 ) -> RecallResult:
     """Rank the memory's chunks for `query`; see the module docstring for the stages.
 
-    Without an embedder (or without vectors in this memory) the vector leg is skipped; without
-    a reranker the fused RRF order is kept. Both degradations are reported in `notes`.
+    Without an embedder (or without vectors in this memory, or when the embedder's model cannot
+    be loaded: ModelUnavailable) the vector leg is skipped; without a reranker the fused RRF
+    order is kept. Both degradations are reported in `notes`.
     Chunks stored under older redaction rules are redacted by `scanner` (default: the
     current one) before they are reranked or returned (see funes.retrieval.guard).
     """
@@ -84,19 +86,26 @@ def recall(
         pending = thread.submit(_lexical, beside, query, params, filters, True) if beside else None
         cosines: dict[int, float] | None = None
         if vector_by is not None:
-            qv = vector_by.embed_query(query)
-            clock.lap("embed_query")
-            # one scan yields any depth: the first leg_depth are the leg, the rest give cosines
-            deep = store.semantic(qv, k=_vector_depth(store, params), filters=filters)
-            legs.append([r for r, _ in deep[: params.leg_depth]])
-            cosines = {r: store.cosine(d) for r, d in deep}
-            clock.lap("vector")
+            try:
+                qv = vector_by.embed_query(query)
+            except ModelUnavailable as exc:  # not cached offline, a model cache it cannot build in
+                notes.append(_model_unavailable_note(exc))
+                vector_by = None
+            else:
+                clock.lap("embed_query")
+                # one scan yields any depth: the first leg_depth are the leg, the rest cosines
+                deep = store.semantic(qv, k=_vector_depth(store, params), filters=filters)
+                legs.append([r for r, _ in deep[: params.leg_depth]])
+                cosines = {r: store.cosine(d) for r, d in deep}
+                clock.lap("vector")
         frequencies: tuple[int, list[int]] | None = None
-        if pending is not None:
+        if pending is not None and vector_by is not None:
             lexical, clock.timings["bm25"], frequencies = pending.result()
             clock.lap("bm25_wait")  # how much longer than embed_query + vector BM25 took
             legs.insert(0, [r for r, _ in lexical])
         elif Leg.BM25 in params.legs:
+            if pending is not None:  # ran with the budget of a vector leg that failed: again
+                pending.result()  # exactly, as without vectors
             beside_vectors = vector_by is not None  # one connection: the legs take turns
             lexical, _, frequencies = _lexical(store, query, params, filters, beside_vectors)
             legs.insert(0, [r for r, _ in lexical])
@@ -254,6 +263,12 @@ def _vector_depth(store: Searchable, params: RecallParams) -> int:
         return params.leg_depth
     blocks = -(-max(store.size_hint(), 1) // 1024)
     return max(params.leg_depth, min(params.cosine_depth, params.cosine_budget // blocks))
+
+
+def _model_unavailable_note(exc: ModelUnavailable) -> str:
+    """The note of a recall whose embedding model cannot be loaded: why, and what to do."""
+    note = f"vector search unavailable ({exc.message}): lexical (BM25) results only"
+    return f"{note}; {exc.hint}" if exc.hint else note
 
 
 def _lexical(

@@ -332,6 +332,41 @@ def test_a_model_cache_that_cannot_hold_the_int8_graph_is_a_clear_error_naming_i
     assert blocker.read_text() == "not a folder" and blocker.stat().st_mode & 0o777 == 0o644
 
 
+def test_a_memory_whose_model_cannot_be_loaded_is_recalled_from_bm25_with_a_note(
+    isolated_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run: Callable[..., Ran]
+) -> None:
+    """Offline, a first index with a model that is not cached stores the chunks (BM25 finds
+    them, status says so) and stops before any vector. A recall with that model then failed
+    with "not cached and cannot be downloaded"; it answers from BM25 and says why on stderr."""
+    write_session(isolated_env, conversation(PAIRS))
+    monkeypatch.setenv("FUNES_EMBEDDER", "bge-small-en-v1.5")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "empty-hf"))
+    failed = run("index", "--yes")
+    assert failed.returncode == 1 and "cannot be downloaded" in failed.stderr
+    out = run("recall", "--all", "why did the nightly export run out of memory")
+    assert out.returncode == 0, out.stderr
+    assert "OOM-killed" in out.stdout and "funes:" not in out.stdout
+    note = next(line for line in out.stderr.splitlines() if "vector search unavailable" in line)
+    assert note.startswith("funes: ") and "bge-small-en-v1.5" in note and "BM25" in note, note
+
+
+def test_recall_through_a_model_cache_that_cannot_hold_the_graph_answers_from_bm25(
+    isolated_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run: Callable[..., Ran]
+) -> None:
+    """A memory with vectors, recalled where FUNES_MODEL_CACHE cannot hold the int8 graph:
+    the passages still come back (BM25), and the note names the variable to fix."""
+    write_session(isolated_env, conversation(PAIRS))
+    assert run("index", "--yes").returncode == 0
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("FUNES_MODEL_CACHE", str(blocker / "models"))
+    out = run("recall", "--all", "why did the nightly export run out of memory")
+    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+    assert "OOM-killed" in out.stdout
+    note = next(line for line in out.stderr.splitlines() if "vector search unavailable" in line)
+    assert "FUNES_MODEL_CACHE" in note and str(blocker / "models") in note, note
+
+
 def _can_create_in(folder: Path) -> bool:
     try:
         (folder / "probe").mkdir()
