@@ -185,14 +185,23 @@ class StoreHandle:
 
         `writing`: a writer about to embed with `model_id` may also take over a memory that
         holds no vector yet (`stamp_model` then re-stamps it); a reader may not (its query
-        vector would not fit the memory's vector table)."""
-        other = self.model_id is not None and self.model_id != model_id
-        if other and (not writing or self._holds_vectors()):
-            raise IncompatibleStore(
-                f"this memory was built with {self.model_id}, not {model_id}",
-                hint=f"recall with the same model (FUNES_EMBEDDER), or rebuild: move {self.path} "
-                "away and run `funes index --yes`",
-            )
+        vector would not fit the memory's vector table), and is told that an index takes it
+        over rather than to rebuild it."""
+        if self.model_id is None or self.model_id == model_id:
+            return
+        holds_vectors = self._holds_vectors()
+        if writing and not holds_vectors:
+            return
+        hint = (
+            f"use the model it was built with (FUNES_EMBEDDER), or rebuild: move {self.path} "
+            "away and run `funes index --yes`"
+            if holds_vectors
+            else "it holds no vector yet: `funes index` with this model takes it over and "
+            "embeds its chunks (or use the model it was stamped with: FUNES_EMBEDDER)"
+        )
+        raise IncompatibleStore(
+            f"this memory was built with {self.model_id}, not {model_id}", hint=hint
+        )
 
     def _vector_bytes(self, vectors: NDArray[np.float32]) -> list[bytes]:
         scale = float(self._meta.get("vector_scale", VECTOR_SCALE))

@@ -350,6 +350,30 @@ def test_a_memory_whose_model_cannot_be_loaded_is_recalled_from_bm25_with_a_note
     assert note.startswith("funes: ") and "bge-small-en-v1.5" in note and "BM25" in note, note
 
 
+def test_recall_with_another_model_after_an_index_that_stored_no_vector_points_at_index(
+    isolated_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run: Callable[..., Ran]
+) -> None:
+    """After an offline first index with the default model (chunks stored, no vector), a
+    recall with the offline weights was refused with "move memory.db away and run `funes
+    index --yes`": losing the stored chunks for nothing. The hint names `funes index`, and
+    following it works: the index takes the memory over and recall finds the passage."""
+    write_session(isolated_env, conversation(PAIRS))
+    offline = os.environ["FUNES_EMBEDDER"]
+    monkeypatch.setenv("FUNES_EMBEDDER", "bge-small-en-v1.5")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "empty-hf"))
+    assert run("index", "--yes").returncode == 1
+    monkeypatch.setenv("FUNES_EMBEDDER", offline)
+    query = "why did the nightly export run out of memory"
+    refused = run("recall", query)
+    assert refused.returncode == 1 and refused.stdout == ""
+    hint = refused.stderr.strip().splitlines()[-1]
+    assert "hint:" in hint and "`funes index`" in hint and "away" not in hint, hint
+    assert run("index").returncode == 0
+    found = run("recall", "--all", query)
+    assert found.returncode == 0 and "OOM-killed" in found.stdout
+    assert "vector search unavailable" not in found.stderr, found.stderr
+
+
 def test_recall_through_a_model_cache_that_cannot_hold_the_graph_answers_from_bm25(
     isolated_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run: Callable[..., Ran]
 ) -> None:

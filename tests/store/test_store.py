@@ -78,12 +78,33 @@ def test_a_memory_from_a_newer_funes_is_refused(tmp_path: Path) -> None:
 
 
 def test_recall_with_another_embedding_model_is_refused_with_how_to_rebuild(tmp_path: Path) -> None:
+    emb = BagOfWordsEmbedder()
+    chunks = list(chunk_turn(_turn(0, "the payment webhook holds a row lock")))
     with Store.open(tmp_path / "m.db") as store:
-        store.stamp_model("a/model@1", 64)
+        store.stamp_model(emb.model_id, emb.dim)
+        store.add(chunks, emb.embed([c.text for c in chunks]))  # its vectors are that model's
         with pytest.raises(IncompatibleStore) as err:
             store.check_model("b/model@2")
-    assert "a/model@1" in err.value.message
+    assert emb.model_id in err.value.message
     assert err.value.hint is not None and "rebuild" in err.value.hint
+
+
+def test_recall_with_another_model_of_a_memory_without_vectors_is_told_to_index_not_rebuild(
+    tmp_path: Path,
+) -> None:
+    """A memory stamped by a first index that could not load its model holds no vector: the
+    next index takes it over. A reader with another model is still refused (its query vector
+    would not fit), but its hint said to move the memory away and rebuild it; it points at
+    `funes index`, which keeps every stored chunk."""
+    chunks = list(chunk_turn(_turn(0, "the payment webhook holds a row lock")))
+    with Store.open(tmp_path / "m.db") as store:
+        store.stamp_model("unreachable/model@1", 32)
+        assert store.add(chunks, None) == 1
+        with pytest.raises(IncompatibleStore) as err:
+            store.check_model("b/model@2")
+    hint = err.value.hint or ""
+    assert "`funes index`" in hint and "takes it over" in hint, hint
+    assert "away" not in hint and "--yes" not in hint, hint
 
 
 def test_a_memory_stamped_but_never_embedded_into_is_taken_over_by_the_next_writer(
