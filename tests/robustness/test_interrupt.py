@@ -94,7 +94,10 @@ def test_ctrl_c_exits_130_without_a_traceback_at_any_moment(
     for args in (["recall", "database locked"], ["mcp"], ["status"]):
         code, err = _interrupt(args, funes_env, start_s + 1.0, isolated_env / "err.txt")
         assert "Traceback" not in err and "KeyboardInterrupt" not in err, (args, err)
-        assert code in (130, -signal.SIGINT, None), (args, code, err)
+        # a status that has written its report may be exiting as the signal lands: after
+        # its last Python code, the interpreter no longer acts on it (exit 0, the work done)
+        done = (0,) if args == ["status"] else ()
+        assert code in (130, -signal.SIGINT, None, *done), (args, code, err)
 
 
 def test_an_import_that_turns_ctrl_c_into_an_import_error_still_exits_130(
