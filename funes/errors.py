@@ -86,7 +86,8 @@ class RemoteError(FunesError):
 
 
 class PushRefused(FunesError):
-    """Every pending row was held back by the secrets gate; nothing was published."""
+    """Every pending row was held back by the secrets gate, some of them for the first time;
+    nothing was published."""
 
     exit_code = 2
 

@@ -40,7 +40,8 @@ def push(rt: Runtime, remote: str, create: bool, private: bool, yes: bool) -> No
     """Publish the local memory's new chunks to REMOTE (org/repo, hf://datasets/org/repo, or a directory).
 
     One commit per push, with the Lance data, a manifest and a dataset card. A secrets gate
-    holds back every block in which a secret is detected (exit status 2 when nothing is left).
+    holds back every block in which a secret is detected (exit status 2 when it held back
+    everything this push had to send; blocks an earlier push held back only stay local).
     Pushing to a remote that shares no chunks with this memory asks first (--yes skips).
     """
     interactive = sys.stdin.isatty() and sys.stderr.isatty()
@@ -56,15 +57,30 @@ def push(rt: Runtime, remote: str, create: bool, private: bool, yes: bool) -> No
             f"{plural(report.held_back, 'contains', 'contain')} secrets ({rules}); they stay local",
             err=True,
         )
+        if report.up_to_date:
+            click.echo(
+                "  nothing new to send; `funes status` says how to publish "
+                f"{plural(report.held_back, 'it', 'them')} (`funes scrub`, or take the secret out "
+                "of the transcript and `funes index --yes`)",
+                err=True,
+            )
+    # up to date with blocks held back: earlier pushes held back all of them (a new one alone
+    # would have been refused, exit 2); they are counted, and status says how to publish them
+    held = (
+        f"; {counted(report.dirty_blocks, 'block')} held back for secrets "
+        f"{plural(report.dirty_blocks, 'stays', 'stay')} local"
+        if report.up_to_date and report.held_back
+        else ""
+    )
     if report.up_to_date and report.left_out:  # a project memory: the notes say what stayed
         click.echo(
             f"{report.remote} holds every session included (commit {(report.commit or '')[:12]}); "
             f"{counted(report.left_out, 'chunk')} in {counted(report.left_out_sessions, 'session')} "
             "not included "
-            "were not sent"
+            f"were not sent{held}"
         )
     elif report.up_to_date:
-        click.echo(f"{report.remote} is up to date (commit {(report.commit or '')[:12]})")
+        click.echo(f"{report.remote} is up to date (commit {(report.commit or '')[:12]}){held}")
     else:
         click.echo(
             f"pushed {counted(report.pushed, 'chunk')} to {report.remote} "

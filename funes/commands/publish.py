@@ -16,10 +16,11 @@ request due (`publish_due`):
 Retryable: the Hub or directory unreachable (or answering 5xx), a compare-and-swap race lost
 MAX_ATTEMPTS times, any unexpected error. Final at once (no retry can fix them): a refused or
 missing token, a missing remote, a remote of another embedding model, every pending chunk held
-back by the secrets gate. A parked push is retried by the next request (the next session
-boundary) or by a manual `funes push`. One push at a time per remote on this host (a lock file;
-a worker that finds it taken leaves the request to the holder, which re-reads the state after
-each push); other hosts push independently (compare-and-swap on the remote).
+back by the secrets gate, some for the first time (a later push that finds only blocks held
+back before is up to date: it lands). A parked push is retried by the next request (the next
+session boundary) or by a manual `funes push`. One push at a time per remote on this host (a
+lock file; a worker that finds it taken leaves the request to the holder, which re-reads the
+state after each push); other hosts push independently (compare-and-swap on the remote).
 """
 
 from __future__ import annotations

@@ -4,10 +4,12 @@
     loop (≤ MAX_ATTEMPTS):
         head → snapshot → the remote's ids into the outbox
         first time only: wrong-memory guard, then the secrets gate over every pending block
-        nothing cleared left → up to date (or PushRefused when the gate held back everything)
+        nothing cleared → PushRefused when the gate held back a block the last push did not
+                          (this push had something new to send, and all of it was refused)
+        nothing cleared left → up to date (blocks held back before stay local, reported)
         publish(snapshot, append cleared rows + indexes + manifest + card)
             HeadMoved → another writer landed first: redo on the new head
-    write the receipt (the remote's ids + what this push published)
+    write the receipt (the remote's ids + what this push published + what the gate held back)
 
 The gate runs two independent detector sets (funes.redact.gate): `scanner` (the gate's
 own, `gate_scanner()`) over every pending block and `rescan` (the index-time set,
@@ -151,6 +153,7 @@ def _run_gate(box: Outbox, scanner: Scanner, rescan: Scanner, report: PushReport
                 hint="this is a bug in funes' scanner; report it with `funes --debug push …`",
             ) from exc
         box.clear(result.publishable_ids)
+        box.hold(result.held_back_ids)
         report.held_back += len(result.held_back_ids)
         report.dirty_blocks += result.blocks_held_back
         report.rescanned_blocks += result.blocks_rescanned
@@ -170,7 +173,9 @@ def push(
     """Publish the chunks of the memory at `memory` that `remote` lacks (module docstring).
 
     Raises RemoteMissing / RemoteOffline / RemoteUnauthorized / IncompatibleStore /
-    RemoteError, and PushRefused (exit 2) when the gate held back every pending chunk.
+    RemoteError, and PushRefused (exit 2) when the gate held back every pending chunk and
+    some of them for the first time (the last push's receipt names those it held back: a
+    push that finds only those is up to date, `held_back` counting them).
     """
     report = PushReport(remote.label)
     rescan = rescan if rescan is not None else default_scanner()
@@ -184,6 +189,7 @@ def push(
     ):
         if options.sessions is not None:
             box.only_sessions(sorted(options.sessions))
+        box.held_before(receipt_path(receipts, remote))
         if box.model_id is None or not box.vectors:
             raise RemoteError(
                 "this memory has no vectors to share",
@@ -219,7 +225,9 @@ def push(
                         )
                 _run_gate(box, scanner, rescan, report)
                 gated = True
-                if report.held_back and box.cleared_total() == 0:
+                if report.held_back and box.cleared_total() == 0 and box.newly_held():
+                    # recorded, so that the next push knows these blocks and is up to date
+                    box.write_receipt(receipt_path(receipts, remote), published=False, meta=meta)
                     raise PushRefused(
                         f"every pending chunk ({report.held_back} in "
                         f"{counted(report.dirty_blocks, 'block')}) holds "
@@ -227,7 +235,7 @@ def push(
                         hint="the chunks stay local; redact the transcripts and re-index to share them",
                     )
             to_send = box.cleared_pending()
-            if to_send == 0:  # another writer published them meanwhile
+            if to_send == 0:  # another writer published them, or only old held-back blocks are left
                 box.write_receipt(receipt_path(receipts, remote), published=False, meta=meta)
                 report.up_to_date, report.commit = True, snap.commit
                 return report

@@ -5,8 +5,10 @@ holds the remote's chunk ids and the ids the secrets gate cleared. Every set ope
 anti-join inside SQLite, streamed in bounded batches: a push never loads the memory into RAM
 and never builds a parameter list longer than one batch.
 
-A push receipt is a small SQLite file (`ids(id)` + `meta(key, value)`): the chunk ids this host
-has seen on one remote (the remote's ids at its last push, plus what that push published).
+A push receipt is a small SQLite file (`ids(id)` + `meta(key, value)` + `held(id)`): the chunk
+ids this host has seen on one remote (the remote's ids at its last push, plus what that push
+published), and the ids the secrets gate held back in that push (so the next one can tell a
+block it already held back from a new one; a receipt without `held` holds none).
 """
 
 from __future__ import annotations
@@ -70,7 +72,9 @@ class Outbox:
         self._raw.executescript(
             """create table if not exists remote_ids (id text primary key) without rowid;
                create table if not exists cleared (id text primary key) without rowid;
-               create table if not exists allowed (session_id text primary key) without rowid;"""
+               create table if not exists allowed (session_id text primary key) without rowid;
+               create table if not exists held (id text primary key) without rowid;
+               create table if not exists held_before (id text primary key) without rowid;"""
         )
         self._only = "1"  # SQL over `c` (a chunks row): the chunks this push may send
         meta = dict(self._raw.execute("select key, value from mem.meta").fetchall())
@@ -189,6 +193,38 @@ class Outbox:
     def cleared_total(self) -> int:
         return int(self._raw.execute("select count(*) from cleared").fetchone()[0])
 
+    def hold(self, ids: Sequence[str]) -> None:
+        """Mark chunk ids as held back by the secrets gate in this push."""
+        self._raw.executemany("insert or ignore into held (id) values (?)", [(i,) for i in ids])
+        self._raw.commit()
+
+    def held_before(self, receipt: Path) -> None:
+        """Read the ids the last push recorded in `receipt` as held back (none when there is no
+        receipt, or it is damaged or older than the `held` table)."""
+        sqlite = sqlite_module()
+        if not receipt.exists():
+            return
+        try:
+            self._raw.execute("attach database ? as rcpt", (_uri(receipt, "ro"),))
+        except sqlite.Error:
+            return
+        try:
+            self._raw.execute("insert or ignore into held_before select id from rcpt.held")
+            self._raw.commit()
+        except sqlite.Error:  # no `held` table (an older funes wrote it) or damaged: none known
+            self._raw.rollback()
+        finally:
+            self._raw.execute("detach database rcpt")
+
+    def newly_held(self) -> int:
+        """Chunks held back in this push that the last push did not hold back."""
+        return int(
+            self._raw.execute(
+                "select count(*) from held h"
+                " where not exists (select 1 from held_before b where b.id = h.id)"
+            ).fetchone()[0]
+        )
+
     def to_publish(
         self, *, batch_rows: int = 2048
     ) -> Iterator[tuple[list[StoredChunk], NDArray[np.float32]]]:
@@ -214,7 +250,7 @@ class Outbox:
 
     def write_receipt(self, dest: Path, *, published: bool, meta: Mapping[str, str]) -> None:
         """Atomically (re)write the receipt at `dest`: the remote's ids, plus the cleared ids
-        when `published` (the commit that carried them landed)."""
+        when `published` (the commit that carried them landed), and the ids held back."""
         tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
         tmp.unlink(missing_ok=True)
         create_private(tmp)
@@ -223,7 +259,9 @@ class Outbox:
             self._raw.executescript(
                 """create table rcpt.ids (id text primary key) without rowid;
                    create table rcpt.meta (key text primary key, value text not null);
-                   insert or ignore into rcpt.ids select id from remote_ids;"""
+                   create table rcpt.held (id text primary key) without rowid;
+                   insert or ignore into rcpt.ids select id from remote_ids;
+                   insert or ignore into rcpt.held select id from held;"""
             )
             if published:
                 self._raw.execute("insert or ignore into rcpt.ids select id from cleared")

@@ -249,6 +249,44 @@ def test_a_failing_push_backs_off_then_parks_with_its_fix_and_the_next_boundary_
     assert run_status(a, parse_memory(None, a)).bindings[0].state == "published"
 
 
+# held back by the push gate's own detectors, let through by index-time redaction
+LEAK = "The key you pasted (`opensesameforever`) returns 401"
+
+
+def test_a_boundary_that_finds_only_blocks_held_back_before_lands_without_a_failure(
+    tmp_path: Path,
+) -> None:
+    a = host(tmp_path, "a")
+    memory = shared_dir(a, tmp_path / "shared")
+    run_add(a, CLAUDE, memory)
+    written = session(a, [("user", "why does the ocelot login fail?"), ("assistant", LEAK)])
+    hook(a, written, "SessionEnd")
+    first = run_drain(a, params=FAST, publish=NO_RETRY)
+    assert (first.pushes, first.push_failures) == (1, 0)  # the prompt went, the reply stayed
+    assert len(remote_ids(tmp_path / "shared")) == 1
+
+    for _ in range(2):  # later boundaries with nothing new: landed, never a failure or a park
+        hook(a, written, "SessionStart")
+        again = run_drain(a, params=FAST, publish=NO_RETRY)
+        assert (again.publish_requests, again.pushes, again.push_failures) == (1, 1, 0)
+        [bound] = run_status(a, parse_memory(None, a)).bindings
+        assert (bound.state, bound.attempts, bound.reason) == ("published", 0, None)
+        assert (bound.last_pushed, bound.last_held_back) == (0, 1)
+
+    # a session whose every block holds a secret: refused and parked at once (documented)…
+    leak_only = session(a, [("assistant", LEAK.replace("opensesame", "swordfish"))])
+    hook(a, leak_only, "SessionEnd")
+    refused = run_drain(a, params=FAST, publish=NO_RETRY)
+    assert (refused.pushes, refused.push_failures) == (0, 1)
+    assert run_status(a, parse_memory(None, a)).bindings[0].state == "parked"
+    # …and the next boundary, with nothing new, lands: the parked state does not come back
+    hook(a, leak_only, "SessionStart")
+    assert run_drain(a, params=FAST, publish=NO_RETRY).push_failures == 0
+    [bound] = run_status(a, parse_memory(None, a)).bindings
+    assert (bound.state, bound.last_held_back) == ("published", 2)
+    assert len(remote_ids(tmp_path / "shared")) == 1
+
+
 def test_a_push_that_lands_serves_only_the_requests_made_before_it_started(
     tmp_path: Path,
 ) -> None:

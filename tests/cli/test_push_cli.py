@@ -1,0 +1,50 @@
+"""`funes push` through the CLI (in-process `main()`): what it prints and its exit status when
+the secrets gate holds blocks back, with the real gate and a directory remote."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from support.claude import write_claude_session
+from support.cli import Ran
+
+pytestmark = pytest.mark.models
+
+# Held back by the gate's own detectors (a password quoted in prose), which index-time
+# redaction lets through (tests/secrets/test_gate_words.py): it is stored, and never pushed.
+LEAK = "The key you pasted (`opensesameforever`) returns 401"
+OTHER_LEAK = "The key you pasted (`swordfishsesame`) returns 401"
+CLEAN = [
+    ("user", "why does the grebe sync stall at night?"),
+    ("assistant", "The grebe sync waits on a stale lock file; we delete it at boot now."),
+]
+
+
+def test_a_push_finding_only_blocks_held_back_before_is_up_to_date_and_exits_0(
+    isolated_env: Path, run: Callable[..., Ran], tmp_path: Path
+) -> None:
+    claude = isolated_env / ".claude"
+    remote = str(tmp_path / "remote")
+    write_claude_session(claude, CLEAN)
+    assert run("index").returncode == 0
+    assert run("push", remote, "--create").returncode == 0
+
+    write_claude_session(claude, [("assistant", LEAK)])  # the only new block holds a secret
+    assert run("index").returncode == 0
+    refused = run("push", remote)
+    assert refused.returncode == 2, refused.stderr  # asked to send one block, all of it refused
+    assert "nothing was published" in refused.stderr
+
+    again = run("push", remote)  # nothing new since: up to date, the block counted
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.endswith("; 1 block held back for secrets stays local\n")
+    assert " is up to date (commit " in again.stdout
+    assert "`funes status` says how to publish it" in again.stderr
+    assert "opensesameforever" not in again.stdout + again.stderr
+
+    write_claude_session(claude, [("assistant", OTHER_LEAK)])
+    assert run("index").returncode == 0
+    assert run("push", remote).returncode == 2  # a new held-back block is refused again
+    assert run("push", remote).returncode == 0
