@@ -4,8 +4,9 @@ Importing the SDK costs 1-2 s of CPU on a small machine (pydantic models for eve
 revision), and agents do not always wait that long: Codex 0.171 `exec` sends its first model
 request about a second after starting its MCP servers and leaves out the tools of any server
 that has not answered by then. So the server claims stdin/stdout at once, answers
-`initialize`, `tools/list` and `ping` itself from static data while a thread imports the SDK,
-then hands the connection to the SDK. (A `server/discover` probe of protocol 2026-07-28 that
+`initialize` (one whose params the SDK accepts: acceptable_initialize; the SDK answers any
+other with its error once loaded), `tools/list` and `ping` itself from static data while a
+thread imports the SDK, then hands the connection to the SDK. (A `server/discover` probe of protocol 2026-07-28 that
 comes first is answered "Method not found", so the client falls back to the `initialize`
 handshake at once: see answer_early.) The `initialize` it already answered (and any
 `notifications/initialized`) is replayed into the SDK so the session is set up exactly as
@@ -87,6 +88,48 @@ class EarlyPhase:
     closed: bool = False  # stdin reached EOF before the SDK was ready
 
 
+# Optional members of `initialize`'s params, checked when present and not null: capabilities
+# that are objects (the first two: objects of objects), clientInfo fields that are strings.
+_CAPABILITIES = ("experimental", "extensions", "sampling", "elicitation", "roots", "tasks")
+_CLIENT_INFO_TEXT = ("title", "description", "websiteUrl")
+
+
+def _optional(value: Any, kind: type) -> bool:
+    return value is None or isinstance(value, kind)
+
+
+def acceptable_initialize(params: Any) -> bool:
+    """Whether the SDK accepts `params` of an `initialize` request (without loading it).
+
+    The schema requires `protocolVersion` (a string), `capabilities` (an object) and
+    `clientInfo` (an object with string `name` and `version`); everything else is optional.
+    Params it refuses (`{}`, no params, a missing `clientInfo.version`) are not answered early:
+    the SDK answers them with its JSON-RPC error (-32602 Invalid params), whenever they come.
+    tests/mcp_server/test_mcp_server.py checks this against the pinned SDK's validation.
+    """
+    if not isinstance(params, dict) or not isinstance(params.get("protocolVersion"), str):
+        return False
+    capabilities, client = params.get("capabilities"), params.get("clientInfo")
+    if not isinstance(capabilities, dict) or not isinstance(client, dict):
+        return False
+    if not _optional(params.get("_meta"), dict):
+        return False
+    for i, name in enumerate(_CAPABILITIES):
+        value = capabilities.get(name)
+        if not _optional(value, dict):
+            return False
+        if i < 2 and value and not all(isinstance(v, dict) for v in value.values()):
+            return False
+    if not (isinstance(client.get("name"), str) and isinstance(client.get("version"), str)):
+        return False
+    if not all(_optional(client.get(k), str) for k in _CLIENT_INFO_TEXT):
+        return False
+    icons = client.get("icons")
+    if not _optional(icons, list):
+        return False
+    return all(isinstance(icon, dict) and isinstance(icon.get("src"), str) for icon in icons or [])
+
+
 def initialize_result(
     params: Any, server_info: dict[str, Any], instructions: str
 ) -> dict[str, Any]:
@@ -135,7 +178,12 @@ def answer_early(
             wire.send(_frame({"jsonrpc": "2.0", "id": rid, "error": error}))
             phase.answered += 1
             continue
-        if method == "initialize" and rid is not None and phase.initialize_result is None:
+        if (
+            method == "initialize"
+            and rid is not None
+            and phase.initialize_result is None
+            and acceptable_initialize(message.get("params"))
+        ):
             result = initialize_result(message.get("params"), server_info, instructions)
             phase.initialize_id, phase.initialize_result = rid, result
             phase.replay.append(item)

@@ -460,6 +460,84 @@ def test_the_early_answers_mirror_the_pinned_sdk() -> None:
     assert sdk.model_dump(by_alias=True, mode="json", exclude_none=True)["tools"] == tool_list()
 
 
+MINIMAL_INIT = {  # every optional member left out
+    "protocolVersion": "2025-06-18",
+    "capabilities": {},
+    "clientInfo": {"name": "scripted", "version": "1"},
+}
+INITIALIZE_PARAMS = [
+    CLAUDE_INIT,
+    CODEX_INIT,
+    MINIMAL_INIT,
+    {**MINIMAL_INIT, "_meta": {"progressToken": 1}, "extra": True},
+    {**MINIMAL_INIT, "clientInfo": {"name": "x", "version": "1", "title": None, "icons": []}},
+    {**CLAUDE_INIT, "capabilities": {"roots": None, "experimental": {"a": {}}}},
+    None,
+    {},
+    [],
+    "initialize",
+    {"protocolVersion": "2025-06-18"},
+    {**MINIMAL_INIT, "protocolVersion": 5},
+    {**MINIMAL_INIT, "capabilities": None},
+    {**MINIMAL_INIT, "capabilities": {"roots": 5}},
+    {**MINIMAL_INIT, "capabilities": {"experimental": {"a": 1}}},
+    {**MINIMAL_INIT, "clientInfo": {"name": "x"}},
+    {**MINIMAL_INIT, "clientInfo": {"name": "x", "version": 1}},
+    {**MINIMAL_INIT, "clientInfo": {"name": "x", "version": "1", "title": 5}},
+    {**MINIMAL_INIT, "clientInfo": {"name": "x", "version": "1", "icons": [{}]}},
+    {**MINIMAL_INIT, "_meta": 5},
+]
+
+
+@pytest.mark.parametrize("params", INITIALIZE_PARAMS)
+def test_initialize_is_answered_early_exactly_when_the_pinned_sdk_accepts_its_params(
+    params: Any,
+) -> None:
+    from mcp.server.runner import ServerRunner
+    from mcp_types import methods
+    from mcp_types.version import LATEST_HANDSHAKE_VERSION
+
+    from funes.mcp_server.wire import acceptable_initialize
+
+    try:  # what the SDK's runner checks before it answers `initialize` (mcp.server.runner)
+        methods.validate_client_request("initialize", LATEST_HANDSHAKE_VERSION, params)
+        ServerRunner._negotiate_initialize(params)
+        sdk = True
+    except (ValueError, TypeError, AttributeError):  # pydantic's ValidationError is a ValueError
+        sdk = False
+    assert acceptable_initialize(params) is sdk
+
+
+@pytest.mark.parametrize(
+    "params",
+    [{}, None, {**MINIMAL_INIT, "clientInfo": {"name": "scripted"}}],
+    ids=["empty", "absent", "no-client-version"],
+)
+def test_an_initialize_the_sdk_refuses_gets_its_error_and_logs_no_warning(
+    server, params: Any
+) -> None:
+    # Answered early with a success, the SDK then refused the replayed request and the server
+    # logged a WARNING ("early initialize answer differed") for the client's mistake.
+    mcp = server()
+    refused = mcp.request("initialize", params)
+    assert refused["error"]["code"] == -32602, refused  # JSON-RPC invalid params
+    assert mcp.initialize(MINIMAL_INIT)["result"]["protocolVersion"] == "2025-06-18"
+    assert mcp.call("status", {})["isError"] is False
+    assert mcp.close() == 0
+    assert_pure_protocol(mcp.lines)
+    assert "WARNING" not in mcp.stderr.decode(), mcp.stderr.decode()
+
+
+def test_an_initialize_leaving_out_optional_members_is_answered_without_a_warning(
+    server,
+) -> None:
+    mcp = server()
+    assert mcp.initialize(MINIMAL_INIT)["result"]["protocolVersion"] == "2025-06-18"
+    assert mcp.call("status", {})["isError"] is False
+    assert mcp.close() == 0
+    assert "WARNING" not in mcp.stderr.decode(), mcp.stderr.decode()
+
+
 def test_a_model_load_two_recalls_wait_on_is_logged_once(indexed_memory, funes_env) -> None:
     # each cold recall logged "loading the embedding model": two recalls sent together (an
     # agent's parallel tool calls) wrote it twice for one load. Announced at once here
