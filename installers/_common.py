@@ -308,6 +308,39 @@ def write_if_changed(
     return True
 
 
+def _keys_note(path: Path, backups: Path) -> Path:
+    return backups / (_slug(path) + ".keys-before-funes.json")
+
+
+def keys_before(path: Path, backups: Path) -> dict[str, Any]:
+    """What `note_keys_before` recorded for the config at `path` ({} when nothing, or when the
+    note cannot be read: an install of a funes before the note treated every key as its own)."""
+    try:
+        data = json.loads(_keys_note(path, backups).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def note_keys_before(path: Path, backups: Path, keys: dict[str, Any]) -> None:
+    """Record how the keys funes puts its entries under looked before funes' first edit of the
+    config at `path` (an installer's own JSON shape), so `remove` leaves an emptied key as the
+    user had it (an empty list or mapping, or a key with no value) and deletes one funes
+    created. An empty `keys` drops the note. Written only when it changes."""
+    note = _keys_note(path, backups)
+    if not keys:
+        note.unlink(missing_ok=True)
+        return
+    data = (json.dumps(keys, indent=2, sort_keys=True) + "\n").encode()
+    try:
+        if note.read_bytes() == data:
+            return
+    except FileNotFoundError:
+        pass
+    backups.mkdir(parents=True, exist_ok=True, mode=0o700)
+    atomic_write(note, data, mode=0o600)
+
+
 def remove_if_created(path: Path, ctx: Context, changes: Changes, *, empty: bool) -> bool:
     """Delete a file funes created when it holds nothing of the user's (`empty`)."""
     marker = _created_marker(path, ctx.backups)

@@ -7,12 +7,17 @@ and runs it only once the exact `(event, command)` pair is approved in
 so funes writes the approvals itself (the same entry shape Hermes writes).
 
 config.yaml is edited with ruamel.yaml in round-trip mode, keeping the user's comments, quoting
-and key order; the indentation is the one that reproduces the file as it was.
+and key order; the indentation is the one that reproduces the file as it was. `add` notes how
+`hooks`, the events it hooks and `mcp_servers` looked before its entries went in (a key there
+with an empty list or mapping, or with no value: `note_keys_before`), and `remove` gives a key
+it empties back as it was, deleting only the keys `add` created; when the result is the
+document from before `add`'s first edit, `remove` writes that file's bytes back.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import io
 import json
 import os
@@ -20,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
 
 from ._common import (
@@ -32,9 +37,12 @@ from ._common import (
     InstallError,
     is_our_mcp,
     is_ours,
+    keys_before,
     load_json_object,
+    note_keys_before,
     read_text,
     remove_if_created,
+    restored_text,
     stale_hook_warnings,
     write_if_changed,
 )
@@ -48,6 +56,9 @@ EVENTS = {
 TIMEOUT_S = 30
 ALLOWLIST = "shell-hooks-allowlist.json"
 _INDENTS = ((2, 4, 2), (2, 2, 0), (4, 4, 2), (4, 6, 4), (4, 4, 0))
+# How a key funes puts its entries under looked before they went in (an absent key is not noted:
+# funes created it, and `remove` deletes it once empty).
+KEPT, NULL = "kept", "null"  # a list or mapping (empty or not) / the key with no value
 
 
 def config_path(ctx: Context) -> Path:
@@ -94,12 +105,83 @@ def _dump(yaml: YAML, data: Any) -> str:
     return out.getvalue()
 
 
+def _normal(yaml: YAML, text: str) -> str | None:
+    """`text` as `yaml` re-emits it (`null` and `~` become an empty value, …); None when it does
+    not parse. Two texts with the same normal form hold one document laid out one way."""
+    try:
+        return _dump(yaml, yaml.load(text))
+    except YAMLError:
+        return None
+
+
 def desired_commands(ctx: Context) -> dict[str, str]:
     return {event: ctx.hook_command(AGENT, event, sweep=sweep) for event, sweep in EVENTS.items()}
 
 
-def _set_hooks(data: CommentedMap, wanted: dict[str, str], path: Path) -> None:
-    """Make `data["hooks"]` hold exactly our `wanted` entries, in place, leaving the user's alone."""
+def _holds_ours(entries: Any) -> bool:
+    return isinstance(entries, list) and any(
+        isinstance(e, dict) and is_ours(e.get("command")) for e in entries
+    )
+
+
+def _was(value: Any) -> str:
+    return NULL if value is None else KEPT
+
+
+def _before(data: CommentedMap, noted: dict[str, Any]) -> dict[str, Any]:
+    """How `hooks`, the events funes hooks and `mcp_servers` looked before funes' entries went
+    in: a key holding funes' entry already keeps what was `noted` when they did; any other
+    key is noted as it is now (a key funes will create is not noted)."""
+    out: dict[str, Any] = {}
+    old_events = _events(noted)
+    hooks = data.get("hooks")
+    ours_in_hooks = False
+    if isinstance(hooks, dict):
+        events = {}
+        for event in EVENTS:
+            if event in hooks and not _holds_ours(hooks[event]):
+                events[event] = _was(hooks[event])
+            elif event in hooks and event in old_events:
+                events[event] = old_events[event]
+        if events:
+            out["events"] = events
+        ours_in_hooks = any(_holds_ours(v) for k, v in hooks.items() if k != "outbound")
+    if "hooks" in data:
+        was = noted.get("hooks") if ours_in_hooks else _was(hooks)
+        if was is not None:
+            out["hooks"] = was
+    if "mcp_servers" in data:
+        servers = data["mcp_servers"]
+        ours = isinstance(servers, dict) and is_our_mcp(_plain(servers.get(MCP_NAME)))
+        was = noted.get("mcp_servers") if ours else _was(servers)
+        if was is not None:
+            out["mcp_servers"] = was
+    return out
+
+
+def _events(note: dict[str, Any]) -> dict[str, Any]:
+    events = note.get("events")
+    return events if isinstance(events, dict) else {}
+
+
+def _give_back(parent: dict[str, Any], key: str, was: object) -> None:
+    """A key funes emptied, as it was before funes' entries went in (see `_before`)."""
+    if was == KEPT:  # left empty, written `[]` / `{}` (block style would put a comment wrong)
+        fa = getattr(parent[key], "fa", None)
+        if fa is not None:
+            fa.set_flow_style()
+        return
+    if was == NULL:
+        parent[key] = None
+    else:
+        del parent[key]
+
+
+def _set_hooks(
+    data: CommentedMap, wanted: dict[str, str], path: Path, before: dict[str, Any]
+) -> None:
+    """Make `data["hooks"]` hold exactly our `wanted` entries, in place, leaving the user's alone
+    (a key funes empties goes back to what `before` says it was)."""
     hooks = data.get("hooks")
     if hooks is None:
         if not wanted:
@@ -109,11 +191,15 @@ def _set_hooks(data: CommentedMap, wanted: dict[str, str], path: Path) -> None:
         raise InstallError(
             f"{path}: `hooks` is not a mapping; funes will not rewrite it", hint=FIX_HINT
         )
+    events_before = _events(before)
+    emptied = False
     for event in list(hooks):
         entries = hooks[event]
+        if entries is None and event in wanted:  # the event's key with no value: ours goes in
+            entries = hooks[event] = CommentedSeq()
         if event == "outbound" or not isinstance(entries, list):
             continue
-        placed = False
+        placed = removed = False
         for i in reversed(range(len(entries))):
             entry = entries[i]
             if isinstance(entry, dict) and is_ours(entry.get("command")):
@@ -121,15 +207,17 @@ def _set_hooks(data: CommentedMap, wanted: dict[str, str], path: Path) -> None:
                     placed = True
                     continue
                 del entries[i]
+                removed = True
         if event in wanted and not placed:
             entries.append(CommentedMap([("command", wanted[event]), ("timeout", TIMEOUT_S)]))
-        if not entries:
-            del hooks[event]
+        if removed and not entries:
+            _give_back(hooks, event, events_before.get(event))
+            emptied = True
     for event, command in wanted.items():
         if event not in hooks:
             hooks[event] = [CommentedMap([("command", command), ("timeout", TIMEOUT_S)])]
-    if not hooks:
-        del data["hooks"]
+    if emptied and not hooks:
+        _give_back(data, "hooks", before.get("hooks"))
 
 
 def _mcp_entry(ctx: Context) -> CommentedMap:
@@ -151,7 +239,9 @@ def install(ctx: Context) -> Changes:
     path = config_path(ctx)
     data, yaml, _ = _load(path)
     wanted = desired_commands(ctx)
-    _set_hooks(data, wanted, path)
+    before = _before(data, keys_before(path, ctx.backups))
+    _set_hooks(data, wanted, path, before)
+    note_keys_before(path, ctx.backups, before)
     servers = data.get("mcp_servers")
     if servers is None:
         servers = data["mcp_servers"] = CommentedMap()
@@ -237,14 +327,17 @@ def uninstall(ctx: Context) -> Changes:
     path = config_path(ctx)
     if path.exists():
         data, yaml, _ = _load(path)
-        _set_hooks(data, {}, path)
+        before = keys_before(path, ctx.backups)
+        _set_hooks(data, {}, path, before)
         servers = data.get("mcp_servers")
         if isinstance(servers, dict) and is_our_mcp(_plain(servers.get(MCP_NAME))):
             del servers[MCP_NAME]
             if not servers:
-                del data["mcp_servers"]
+                _give_back(data, "mcp_servers", before.get("mcp_servers"))
         if not remove_if_created(path, ctx, changes, empty=not data):
-            write_if_changed(path, _dump(yaml, data), ctx, changes)
+            text = restored_text(path, _dump(yaml, data), ctx, functools.partial(_normal, yaml))
+            write_if_changed(path, text, ctx, changes)
+    note_keys_before(path, ctx.backups, {})
     if allowlist_path(ctx).exists():
         _set_approvals(ctx, {}, changes)
     return changes

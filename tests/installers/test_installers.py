@@ -554,6 +554,54 @@ def test_remove_gives_back_an_empty_object_the_user_had(
     assert add_then_remove(rt, isolated_env.joinpath(*parts), text, "claude") == text
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "model: x\nhooks:\n  post_llm_call: []\n",
+        "hooks:\n  post_llm_call: []  # none yet\n  on_session_start: []\nmcp_servers: {}\n",
+        "hooks: {}  # none yet\nmcp_servers: {}\nmodel: x\n",
+        "hooks:\n  post_llm_call:\n  pre_tool_call: []\nmcp_servers:\n",  # keys with no value
+        "hooks:\n  post_llm_call: null\nmcp_servers: ~\n",
+        "hooks:\nmodel: x\n",
+        "hooks:\n  pre_tool_call: []\n",  # an event funes does not hook
+        "model: x\n",  # no `hooks` or `mcp_servers`: none left behind
+    ],
+)
+def test_remove_gives_back_the_hermes_config_add_found(
+    rt: Runtime, isolated_env: Path, text: str
+) -> None:
+    # `post_llm_call: []` came back as no key at all, and `hooks: {}` / `mcp_servers: {}` with
+    # it: remove deleted every key it emptied, whoever had made it.
+    path = isolated_env / ".hermes" / "config.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    run_add(rt, agent_harness("hermes"))
+    hooks = YAML(typ="safe").load(path.read_text())["hooks"]
+    assert all(  # a key with no value takes funes' hook too
+        any("funes-enqueue.py" in entry["command"] for entry in hooks[event])
+        for event in ("post_llm_call", "on_session_finalize", "on_session_start")
+    )
+    run_remove(rt, agent_harness("hermes"))
+    assert path.read_text() == text
+
+
+def test_remove_after_an_edit_keeps_the_empty_hermes_keys_the_user_had_and_drops_adds_own(
+    rt: Runtime, isolated_env: Path
+) -> None:
+    path = isolated_env / ".hermes" / "config.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("model: x\nhooks:\n  post_llm_call: []\n  pre_tool_call: []\n")
+    run_add(rt, agent_harness("hermes"))
+    run_add(rt, agent_harness("hermes"))  # a second add remembers what the first one found
+    path.write_text(path.read_text().replace("model: x", "model: y"))  # edited after add
+    run_remove(rt, agent_harness("hermes"))
+    assert path.read_text() == "model: y\nhooks:\n  post_llm_call: []\n  pre_tool_call: []\n"
+    path.write_text("model: y\n")  # the user drops the keys; the next add and remove
+    run_add(rt, agent_harness("hermes"))  # leave none behind
+    run_remove(rt, agent_harness("hermes"))
+    assert path.read_text() == "model: y\n"
+
+
 def test_a_config_deleted_between_two_installs_is_not_left_behind_by_the_second_remove(
     rt: Runtime, isolated_env: Path
 ) -> None:
