@@ -294,10 +294,12 @@ def _set_approvals(ctx: Context, wanted: dict[str, str], changes: Changes) -> No
         and remove_if_created(path, ctx, changes, empty=set(data) == {"approvals"})
     ):
         return
-    # Hermes writes this file with sorted keys and a 2-space indent; so do we.
-    written = write_if_changed(
-        path, json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n", ctx, changes
-    )
+    # Hermes writes this file with sorted keys and a 2-space indent; so do we (remove gives back
+    # the bytes from before funes' first edit when they hold the same document).
+    text = json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    if not wanted:
+        text = restored_text(path, text, ctx, json.loads)
+    written = write_if_changed(path, text, ctx, changes)
     if written and wanted:
         events = ", ".join(sorted(wanted))
         changes.notes.append(

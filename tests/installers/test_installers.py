@@ -585,6 +585,16 @@ def test_remove_gives_back_the_hermes_config_add_found(
     assert path.read_text() == text
 
 
+def test_remove_gives_back_a_hermes_allowlist_laid_out_by_hand(
+    rt: Runtime, isolated_env: Path
+) -> None:
+    text = '{"approvals": [], "version": 1}'
+    assert (
+        add_then_remove(rt, isolated_env / ".hermes" / "shell-hooks-allowlist.json", text, "hermes")
+        == text
+    )
+
+
 def test_remove_after_an_edit_keeps_the_empty_hermes_keys_the_user_had_and_drops_adds_own(
     rt: Runtime, isolated_env: Path
 ) -> None:
