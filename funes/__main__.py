@@ -12,10 +12,10 @@ import sys
 
 
 def main() -> None:
-    from funes import stdio
-
-    stdio.guard()  # closed standard streams reopened, stdout's failures recorded
     try:
+        from funes import stdio
+
+        stdio.guard()  # closed standard streams reopened, stdout's failures recorded
         if _embeds_a_query(sys.argv[1:]):
             # the query's model loads in a child process on the other core while this one
             # imports the CLI and opens the memory (funes.inference.prefetch)
@@ -23,7 +23,10 @@ def main() -> None:
             from funes.memory import recall_query_model
 
             warm_up(recall_query_model)
+        from funes.cli import end_on_sigterm
         from funes.cli import main as cli_main
+
+        end_on_sigterm()
     except KeyboardInterrupt:
         sys.exit(130)
     cli_main()

@@ -12,6 +12,6 @@ Results go to stdout; progress, warnings and errors go to stderr.
 from __future__ import annotations
 
 from funes.cli.common import pass_runtime
-from funes.cli.main import cli, main
+from funes.cli.main import cli, end_on_sigterm, main
 
-__all__ = ["cli", "main", "pass_runtime"]
+__all__ = ["cli", "end_on_sigterm", "main", "pass_runtime"]

@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> None:
             click.echo(f"  hint: {exc.hint}", err=True)
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:
-        click.echo("funes: aborted", err=True)
+        click.echo("funes: terminated" if _terminated else "funes: aborted", err=True)
         _interrupted()
     except click.ClickException as exc:
         exc.show()
@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         _interrupted()
     except OSError as exc:
-        if stdio.output_failure(exc) is None:
+        if not _from_output(exc):
             raise
         _output_failed(debug)
     except SystemExit:
@@ -120,6 +120,8 @@ def main(argv: list[str] | None = None) -> None:
         # group wraps it in a BaseExceptionGroup (the MCP server).
         if _from_interrupt(exc):
             _interrupted()
+        if _from_output(exc):
+            _output_failed(debug)
         raise
     sys.exit(0)
 
@@ -159,26 +161,61 @@ def _from_interrupt(exc: BaseException) -> bool:
     """Whether `exc` was raised because of a Ctrl-C: a KeyboardInterrupt in its chain
     (onnxruntime's import re-raises one as `ImportError: initialization failed`) or among an
     exception group's members (anyio's task groups, as the MCP server runs them)."""
+    return any(isinstance(cause, KeyboardInterrupt) for cause in _causes(exc))
+
+
+def _from_output(exc: BaseException) -> bool:
+    """Whether `exc` is, wraps or was caused by a failure to write the output (funes.stdio):
+    the MCP server's wire fails inside the SDK's task group."""
+    return any(
+        isinstance(cause, OSError) and stdio.output_failure(cause) is not None
+        for cause in _causes(exc)
+    )
+
+
+def _causes(exc: BaseException) -> list[BaseException]:
+    """`exc`, its causes and contexts, and the members of every exception group among them."""
     seen: set[int] = set()
+    found: list[BaseException] = []
     pending: list[BaseException] = [exc]
     while pending:
         cause: BaseException | None = pending.pop()
         while cause is not None and id(cause) not in seen:
-            if isinstance(cause, KeyboardInterrupt):
-                return True
             seen.add(id(cause))
+            found.append(cause)
             if isinstance(cause, BaseExceptionGroup):
                 pending.extend(cause.exceptions)
             cause = cause.__cause__ or cause.__context__
-    return False
+    return found
+
+
+_terminated = False  # a SIGTERM, not a Ctrl-C, interrupted the command
+
+
+def end_on_sigterm() -> None:
+    """Make SIGTERM stop a command as Ctrl-C does, with status 143: its `finally` blocks and
+    context managers run (a push's temporary copy of the memory is removed; Python's default
+    ends the process where it stands). Not where the parent ignores SIGTERM, nor outside the
+    main thread. The console script calls it (funes.__main__); a test calling `main` keeps its
+    own process's handlers."""
+    with contextlib.suppress(ValueError):  # not the main thread
+        if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+            signal.signal(signal.SIGTERM, _on_sigterm)
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    global _terminated
+    _terminated = True
+    raise KeyboardInterrupt
 
 
 INTERRUPT_GRACE_S = 2.0  # how long exit may wait on other threads after Ctrl-C
 
 
 def _interrupted() -> NoReturn:
-    """Exit 130 after Ctrl-C, ignoring a second one while the interpreter shuts down (its
-    threads are joined then, and an interrupt there would print a traceback).
+    """Exit 130 after Ctrl-C (143 after SIGTERM), ignoring a second Ctrl-C while the
+    interpreter shuts down (its threads are joined then, and an interrupt there would print a
+    traceback); a second SIGTERM ends the process at once, as by default.
 
     A library's non-daemon thread that nothing will stop (anyio's idle worker once its event
     loop died of the interrupt) would keep the interpreter waiting forever at exit: a daemon
@@ -188,12 +225,16 @@ def _interrupted() -> NoReturn:
     and a caller that catches the SystemExit (a test) keeps running."""
     with contextlib.suppress(ValueError):  # not the main thread: nothing to ignore
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        if signal.getsignal(signal.SIGTERM) is _on_sigterm:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
     import threading
 
+    code = 143 if _terminated else 130
+
     threading.Thread(
-        target=_exit_if_stuck, args=(130,), name="funes-exit-watchdog", daemon=True
+        target=_exit_if_stuck, args=(code,), name="funes-exit-watchdog", daemon=True
     ).start()
-    sys.exit(130)
+    sys.exit(code)
 
 
 def _exit_if_stuck(code: int) -> None:

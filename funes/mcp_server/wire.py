@@ -21,6 +21,7 @@ the protocol); the wire itself is served from private duplicates of the original
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -29,6 +30,8 @@ import threading
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from funes import stdio
 
 log = logging.getLogger("funes.mcp")
 
@@ -66,15 +69,20 @@ class Wire:
                     self.items.put(line)
                 else:  # JSON-RPC 2.0: a line that is not JSON gets a Parse error, id null
                     log.info("answered a line that is not JSON with a parse error")
-                    self.send(PARSE_ERROR)
+                    with contextlib.suppress(OSError):  # noted; the server's next send ends it
+                        self.send(PARSE_ERROR)
         self.items.put(EOF)
 
     def send(self, frame: bytes) -> None:
         """Write one frame (a line ending in \\n) atomically with respect to other senders."""
         with self._lock:
             view = memoryview(frame)
-            while view:
-                view = view[os.write(self._out, view) :]
+            try:
+                while view:
+                    view = view[os.write(self._out, view) :]
+            except OSError as exc:  # the client went away, or a full disk: the CLI ends quietly
+                stdio.note_output_failure(exc)
+                raise
 
 
 @dataclass

@@ -22,21 +22,20 @@ PAIRS = [
 QUERY = "why did the nightly export die"
 
 
-def _run(args: list[str], *, stdin: int | None = None, stdout: int | None = None,
-         stderr: int | None = None, close: tuple[int, ...] = ()) -> subprocess.CompletedProcess[bytes]:  # fmt: skip
-    """`python -m funes *args`; descriptors in `close` are closed in the child, as `<&-`,
-    `>&-` or `2>&-` would."""
-
-    def closing() -> None:
-        for fd in close:
-            os.close(fd)
-
+def _run(
+    args: list[str],
+    *,
+    stdout: int | None = None,
+    close: tuple[int, ...] = (),
+) -> subprocess.CompletedProcess[bytes]:
+    """`python -m funes *args`, stdin /dev/null; descriptors in `close` closed by a shell's
+    `<&-`, `>&-` or `2>&-` before funes starts."""
+    closing = " ".join(f"{fd}>&-" if fd else "<&-" for fd in close)
     return subprocess.run(
-        [sys.executable, "-m", "funes", *args],
-        stdin=subprocess.DEVNULL if stdin is None else stdin,
+        ["sh", "-c", f'exec "$@" {closing}', "sh", sys.executable, "-m", "funes", *args],
+        stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE if stdout is None else stdout,
-        stderr=subprocess.PIPE if stderr is None else stderr,
-        preexec_fn=closing,  # noqa: PLW1509 - the test's own child, no threads started in it
+        stderr=subprocess.PIPE,
         timeout=300,
         env=os.environ.copy(),
     )
@@ -82,3 +81,73 @@ def test_a_closed_stdin_or_stderr_changes_nothing_but_where_messages_go(indexed:
         assert out.stdout == expected.stdout, fd
     refused = _run(["recall", QUERY, "--memory", "no/such.db"], close=(2,))
     assert refused.returncode == 1 and refused.stdout == b""
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux)")
+def test_a_stderr_that_cannot_be_written_loses_the_notes_not_the_results(indexed: Path) -> None:
+    """`2>/dev/full`, or a closed pipe on stderr: progress and notes are dropped; the hits
+    and the exit status are those of a normal run."""
+    expected = _run(["recall", QUERY, "--project", "/nowhere", "--all"])
+    assert expected.returncode == 0 and b"no session in this memory matches" in expected.stderr
+    with open("/dev/full", "wb") as full:
+        for args in (["recall", QUERY], ["recall", QUERY, "--project", "/nowhere", "--all"]):
+            normal = _run(args)
+            out = subprocess.run(
+                [sys.executable, "-m", "funes", *args],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=full,
+                timeout=300,
+                env=os.environ.copy(),
+            )
+            assert out.returncode == 0, args
+            assert out.stdout == normal.stdout, args
+
+
+def test_a_closed_stdout_is_an_error_for_what_is_written_to_it(indexed: Path) -> None:
+    """`funes recall … >&-`: as GNU tools do, the lost output is reported (exit 1); a verb
+    that writes nothing on stdout is not affected."""
+    out = _run(["recall", QUERY], close=(1,))
+    assert out.returncode == 1
+    assert out.stderr.decode().endswith("funes: cannot write the output: Bad file descriptor\n")
+    assert b"Traceback" not in out.stderr
+    index = _run(["index"], close=(1,))
+    assert index.returncode == 0, index.stderr
+
+
+INITIALIZE = (
+    b'{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": '
+    b'"2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}\n'
+)
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux)")
+def test_an_mcp_server_whose_client_is_gone_or_disk_full_ends_without_a_traceback() -> None:
+    with open("/dev/full", "wb") as full:
+        out = subprocess.run(
+            [sys.executable, "-m", "funes", "mcp"],
+            input=INITIALIZE,
+            stdout=full,
+            stderr=subprocess.PIPE,
+            timeout=120,
+            env=os.environ.copy(),
+        )
+    err = out.stderr.decode()
+    assert out.returncode == 1, err
+    assert "funes: cannot write the output: No space left on device" in err
+    assert "Traceback" not in err, err
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the client went away before the answer
+    try:
+        gone = subprocess.run(
+            [sys.executable, "-m", "funes", "mcp"],
+            input=INITIALIZE,
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            timeout=120,
+            env=os.environ.copy(),
+        )
+    finally:
+        os.close(write_end)
+    assert gone.returncode == 0, gone.stderr
+    assert b"Traceback" not in gone.stderr, gone.stderr

@@ -18,7 +18,7 @@ FUNES = Path(__file__).resolve().parents[2] / "funes"
 PACKAGES = sorted(p.name for p in FUNES.iterdir() if (p / "__init__.py").is_file())
 
 PUBLIC: dict[str, set[str]] = {
-    "cli": {"cli", "main", "pass_runtime"},
+    "cli": {"cli", "end_on_sigterm", "main", "pass_runtime"},
     "commands": {
         "AgentHookStatus", "AskAgent", "AskMiss", "AskRequest", "BindingStatus", "CurateOutcome",
         "CurationStatus", "DEFAULT_TIMEOUT_S", "ForgetOutcome", "ForgetPlan", "ForgetRequest",

@@ -166,3 +166,51 @@ def test_ctrl_c_stops_an_mcp_server_whose_sdk_is_serving(funes_env: dict[str, st
     server.stdin.close()
     assert code == 130, err
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+
+
+def test_ctrl_c_while_the_standard_streams_are_set_up_exits_130(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The console script's first step (funes.stdio.guard) is inside its Ctrl-C handling."""
+    import funes.__main__ as console
+    from funes import stdio
+
+    def interrupted() -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(stdio, "guard", interrupted)
+    with pytest.raises(SystemExit) as done:
+        console.main()
+    assert done.value.code == 130
+
+
+def test_sigterm_stops_a_command_as_ctrl_c_does_with_143(funes_env: dict[str, str]) -> None:
+    """SIGTERM is raised in the main thread as Ctrl-C is (funes.cli.main.end_on_sigterm), so a
+    command's finally blocks and context managers run (a push's temporary copy of the memory
+    is removed), and it exits 143 without a traceback; the MCP server, waiting on its client,
+    is the long-running case."""
+    server = subprocess.Popen(
+        [sys.executable, "-m", "funes", "mcp"],
+        env=funes_env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert server.stdin is not None and server.stdout is not None
+    server.stdin.write(
+        b'{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": '
+        b'"2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}\n'
+    )
+    server.stdin.flush()
+    assert b'"id":1' in server.stdout.readline().replace(b" ", b"")
+    server.send_signal(signal.SIGTERM)
+    try:
+        code = server.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        pytest.fail("funes mcp did not stop after SIGTERM")
+    err = server.stderr.read().decode(errors="replace") if server.stderr else ""
+    server.stdin.close()
+    assert code == 143, err
+    assert "funes: terminated" in err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
