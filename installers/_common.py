@@ -269,8 +269,11 @@ def backup_once(path: Path, backups: Path) -> Path | None:
 def atomic_write(path: Path, data: bytes, *, mode: int | None = None) -> None:
     """Write `data` to `path` via a temp file in the same folder and os.replace.
 
-    Keeps the existing file's permissions; a new file gets `mode` (default 0600).
+    Keeps the existing file's permissions; a new file gets `mode` (default 0600). A `path`
+    that is a symlink (a dotfiles setup) is written through: the file it points to is
+    replaced in its own folder and the link stays a link.
     """
+    path = Path(os.path.realpath(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         keep = path.stat().st_mode & 0o777
@@ -346,7 +349,7 @@ def remove_if_created(path: Path, ctx: Context, changes: Changes, *, empty: bool
     marker = _created_marker(path, ctx.backups)
     if not (empty and marker.exists() and path.exists()):
         return False
-    path.unlink()
+    Path(os.path.realpath(path)).unlink()  # the file funes created, not a link to it
     marker.unlink()
     changes.changed.append(str(path))
     return True

@@ -25,12 +25,12 @@ from ._common import (
     Check,
     Context,
     InstallError,
-    backup_once,
     make_dir_noted,
     read_text,
     remove_dir_if_created,
     remove_if_created,
     stale_hook_warnings,
+    write_if_changed,
 )
 
 AGENT = "pi"
@@ -199,17 +199,9 @@ def _current(path: Path) -> str | None:
 def install(ctx: Context) -> Changes:
     changes = Changes()
     path = extension_path(ctx)
-    current = _current(path)
-    text = render(ctx)
-    if current != text:
-        backup_once(path, ctx.backups)
-        make_dir_noted(path.parent, ctx.backups)
-        tmp = path.with_name(f".{path.name}.funes-tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
-        changes.changed.append(str(path))
-        if current is None:
-            changes.created.append(str(path))
+    _current(path)
+    make_dir_noted(path.parent, ctx.backups)
+    write_if_changed(path, render(ctx), ctx, changes)
     changes.notes.append(
         "pi loads extensions at start: restart pi to index its turns and offer funes_recall"
     )
