@@ -7,7 +7,9 @@ and runs it only once the exact `(event, command)` pair is approved in
 so funes writes the approvals itself (the same entry shape Hermes writes).
 
 config.yaml is edited with ruamel.yaml in round-trip mode, keeping the user's comments, quoting
-and key order; the indentation is the one that reproduces the file as it was. `add` notes how
+and key order; the indentation is the one that reproduces the file as it was. A comment ruamel
+hangs on a node funes deletes or replaces (the line after a user's value, once funes' entries
+went in after it) is moved to where it printed (`_drop`, `_replace`). `add` notes how
 `hooks`, the events it hooks and `mcp_servers` looked before its entries went in (a key there
 with an empty list or mapping, or with no value: `note_keys_before`), and `remove` gives a key
 it empties back as it was, deleting only the keys `add` created; when the result is the
@@ -25,8 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.error import YAMLError
+from ruamel.yaml.comments import CommentedBase, CommentedMap, CommentedSeq
+from ruamel.yaml.error import CommentMark, YAMLError
+from ruamel.yaml.tokens import CommentToken
 
 from ._common import (
     FIX_HINT,
@@ -164,17 +167,145 @@ def _events(note: dict[str, Any]) -> dict[str, Any]:
     return events if isinstance(events, dict) else {}
 
 
-def _give_back(parent: dict[str, Any], key: str, was: object) -> None:
+# -- the user's comments -------------------------------------------------------------------
+# funes writes no comments: every comment in config.yaml is the user's. ruamel keeps a comment
+# line on the node before it (on the last scalar of a block collection), so once add's entries
+# went in after a user's value, the comment that followed that value rides on funes' nodes and
+# would go with them when one is deleted or replaced. Before that, its lines move to the next
+# node that stays (the comment lines before a key or item), or to the end of the file: the same
+# place in the text. `Where` is the (container, key) chain from the document down to an entry.
+
+Where = list[tuple[Any, Any]]
+
+
+def _drop(where: Where) -> None:
+    """Delete the entry at the end of `where`, keeping the comments on it and inside it."""
+    container, key = where[-1]
+    lines = _entry_lines(container, key, set())
+    _place(lines, where)
+    if isinstance(container, dict):
+        container.ca.items.pop(key, None)  # CommentedMap leaves it behind
+    del container[key]
+
+
+def _replace(where: Where, value: Any) -> None:
+    """Put `value` in place of the entry's value at the end of `where`, keeping the comments
+    inside the old one (a key's own comments stay with the key)."""
+    container, key = where[-1]
+    seen: set[int] = set()
+    slots = container.ca.items.get(key) or []
+    lines = _node_lines(container[key], seen)
+    if isinstance(container, dict):
+        lines += _slot_lines(slots, (3, 2), seen)
+        for i in (2, 3):
+            if i < len(slots):
+                slots[i] = None
+    _place(lines, where)
+    container[key] = value
+
+
+def _entry_lines(container: Any, key: Any, seen: set[int]) -> list[str]:
+    """The comment lines of one entry of a mapping or sequence, in the order they print."""
+    slots = container.ca.items.get(key) or []
+    if isinstance(container, dict):  # key: post (eol), pre; value: post (eol + lines), pre
+        first, last = (1, 0, 3), (2,)
+    else:  # item: post, pre
+        first, last = (1,), (0,)
+    return (
+        _slot_lines(slots, first, seen)
+        + _node_lines(container[key], seen)
+        + _slot_lines(slots, last, seen)
+    )
+
+
+def _node_lines(node: Any, seen: set[int]) -> list[str]:
+    if not isinstance(node, CommentedBase):
+        return []
+    lines = _slot_lines(node.ca.comment or [], (0, 1), seen)
+    for key in node if isinstance(node, dict) else range(len(node)):
+        lines += _entry_lines(node, key, seen)
+    return lines + _slot_lines([node.ca.end], (0,), seen)
+
+
+def _slot_lines(slots: list[Any], order: tuple[int, ...], seen: set[int]) -> list[str]:
+    """The lines of comment slots: a token holds the text after a value (an end-of-line
+    comment, then whole lines), a list holds whole lines, one token each."""
+    lines: list[str] = []
+    for i in order:
+        slot = slots[i] if i < len(slots) else None
+        for token in slot if isinstance(slot, list) else [slot]:
+            if token is None or id(token) in seen:
+                continue
+            seen.add(id(token))
+            value = token.value
+            if isinstance(slot, list):
+                text = " " * token.column + value if value.strip() else value
+            else:  # the text after a value: what is left of its line, then whole lines
+                eol, _, text = value.partition("\n")
+                if eol.strip():  # a comment at the end of a line that goes: a line of its own
+                    text = " " * token.column + eol + "\n" + text
+            lines += text.split("\n")[:-1] if text.endswith("\n") else text.split("\n")
+    return lines
+
+
+def _place(lines: list[str], where: Where) -> None:
+    """Put comment `lines` that follow the entry at the end of `where` before the next entry
+    that stays (an entry after it in its container, else after the container, ...), or at the
+    end of the document."""
+    if not lines:
+        return
+    tokens = [
+        CommentToken(line.lstrip(" ") + "\n", CommentMark(len(line) - len(line.lstrip(" "))))
+        for line in lines
+    ]
+    for depth in reversed(range(len(where))):
+        container, key = where[depth]
+        keys = list(container) if isinstance(container, dict) else list(range(len(container)))
+        later = keys[keys.index(key) + 1 :]
+        if later:
+            _before_entry(container, later[0], tokens)
+            return
+        if depth and container.ca.end:  # lines after the container's last entry
+            container.ca.end[:0] = tokens
+            return
+    root = where[0][0]
+    if root.ca.comment is None:  # ruamel prints `end` only beside a `comment`
+        root.ca.comment = [None, None]
+    root.ca.end = tokens + (root.ca.end or [])
+
+
+def _before_entry(container: Any, key: Any, tokens: list[CommentToken]) -> None:
+    """Put comment lines before an entry of a mapping or sequence."""
+    value = container[key]
+    own = value.ca.comment if isinstance(value, CommentedBase) else None
+    if isinstance(container, list) and own and own[1]:
+        own[1][:0] = tokens  # an item's own lines before it: ruamel prints those, not the list's
+        return
+    slots = container.ca.items.setdefault(key, [None] * (4 if isinstance(container, dict) else 2))
+    slots[1] = tokens + (slots[1] or [])
+
+
+def _give_back(where: Where, was: object) -> None:
     """A key funes emptied, as it was before funes' entries went in (see `_before`)."""
+    parent, key = where[-1]
     if was == KEPT:  # left empty, written `[]` / `{}` (block style would put a comment wrong)
-        fa = getattr(parent[key], "fa", None)
+        value = parent[key]
+        fa = getattr(value, "fa", None)
         if fa is not None:
             fa.set_flow_style()
+        if isinstance(value, CommentedBase):  # lines inside it would print inside `[]`
+            seen: set[int] = set()
+            lines = _slot_lines(value.ca.comment or [], (1,), seen)
+            lines += _slot_lines([value.ca.end], (0,), seen)
+            if value.ca.comment:
+                value.ca.comment[1] = None
+            value.ca.end = None
+            _place(lines, where)
         return
     if was == NULL:
-        parent[key] = None
+        _replace(where, None)
     else:
-        del parent[key]
+        _drop(where)
 
 
 def _set_hooks(
@@ -199,6 +330,7 @@ def _set_hooks(
             entries = hooks[event] = CommentedSeq()
         if event == "outbound" or not isinstance(entries, list):
             continue
+        where: Where = [(data, "hooks"), (hooks, event)]
         placed = removed = False
         for i in reversed(range(len(entries))):
             entry = entries[i]
@@ -206,18 +338,18 @@ def _set_hooks(
                 if event in wanted and not placed and entry.get("command") == wanted[event]:
                     placed = True
                     continue
-                del entries[i]
+                _drop([*where, (entries, i)])
                 removed = True
         if event in wanted and not placed:
             entries.append(CommentedMap([("command", wanted[event]), ("timeout", TIMEOUT_S)]))
         if removed and not entries:
-            _give_back(hooks, event, events_before.get(event))
+            _give_back(where, events_before.get(event))
             emptied = True
     for event, command in wanted.items():
         if event not in hooks:
             hooks[event] = [CommentedMap([("command", command), ("timeout", TIMEOUT_S)])]
     if emptied and not hooks:
-        _give_back(data, "hooks", before.get("hooks"))
+        _give_back([(data, "hooks")], before.get("hooks"))
 
 
 def _mcp_entry(ctx: Context) -> CommentedMap:
@@ -254,8 +386,10 @@ def install(ctx: Context) -> Changes:
         changes.warnings.append(
             f"{path} already has an MCP server named funes that is not funes' own: left as is"
         )
-    elif current is None or _plain(current) != _plain(_mcp_entry(ctx)):
+    elif current is None:
         servers[MCP_NAME] = _mcp_entry(ctx)
+    elif _plain(current) != _plain(_mcp_entry(ctx)):
+        _replace([(data, "mcp_servers"), (servers, MCP_NAME)], _mcp_entry(ctx))
     write_if_changed(path, _dump(yaml, data), ctx, changes)
     _set_approvals(ctx, wanted, changes)
     changes.notes.append("Hermes reads hooks when a session starts (restart a running gateway)")
@@ -333,9 +467,9 @@ def uninstall(ctx: Context) -> Changes:
         _set_hooks(data, {}, path, before)
         servers = data.get("mcp_servers")
         if isinstance(servers, dict) and is_our_mcp(_plain(servers.get(MCP_NAME))):
-            del servers[MCP_NAME]
+            _drop([(data, "mcp_servers"), (servers, MCP_NAME)])
             if not servers:
-                _give_back(data, "mcp_servers", before.get("mcp_servers"))
+                _give_back([(data, "mcp_servers")], before.get("mcp_servers"))
         if not remove_if_created(path, ctx, changes, empty=not data):
             text = restored_text(path, _dump(yaml, data), ctx, functools.partial(_normal, yaml))
             write_if_changed(path, text, ctx, changes)

@@ -682,6 +682,59 @@ def test_a_symlink_to_a_config_not_there_yet_is_created_through_and_removed_agai
     assert link.is_symlink() and not target.exists()  # funes' file goes, the user's link stays
 
 
+HERMES_COMMENTED = [
+    "hooks:\n  post_llm_call: []\n  # on_session_finalize: [{command: foo}]   (disabled for now)\n",
+    "hooks:\n  post_llm_call: []\n# --- MCP servers below; keep in sync with work laptop ---\n"
+    "mcp_servers:\n  other: {command: x}\n",
+    "model: x\nmcp_servers: {}\n\n# trailing comment\n",
+    "model: x\nhooks: {}\n\n# trailing comment\n",
+    "mcp_servers: {}\nhooks: {}\n\n# trailing comment\n",
+    "hooks:\n  post_llm_call:\n    - command: ~/bin/log.sh\n  # more to come\nmodel: x  # mine\n",
+]
+
+
+@pytest.mark.parametrize("text", HERMES_COMMENTED)
+def test_remove_keeps_the_comments_of_the_hermes_config(
+    rt: Runtime, isolated_env: Path, text: str
+) -> None:
+    # a comment after the user's value sits, once add appended its entries, after funes' own
+    # nodes: ruamel attached it to them and remove took it out with them
+    path = isolated_env / ".hermes" / "config.yaml"
+    path.write_text(text)
+    run_add(rt, agent_harness("hermes"))
+    added = path.read_text()
+    comments = [line.strip() for line in text.splitlines() if line.strip().startswith("#")]
+    assert all(comment in added for comment in comments)
+    run_remove(rt, agent_harness("hermes"))
+    assert path.read_text() == text
+
+
+@pytest.mark.parametrize("text", HERMES_COMMENTED)
+def test_remove_after_an_edit_keeps_the_edit_and_the_comments_of_the_hermes_config(
+    rt: Runtime, isolated_env: Path, text: str
+) -> None:
+    path = isolated_env / ".hermes" / "config.yaml"
+    path.write_text("editor: vi\n" + text)
+    run_add(rt, agent_harness("hermes"))
+    path.write_text(path.read_text().replace("editor: vi", "editor: emacs"))  # edited after add
+    run_remove(rt, agent_harness("hermes"))
+    assert path.read_text() == "editor: emacs\n" + text
+
+
+def test_readding_hermes_with_other_settings_keeps_a_comment_after_its_mcp_entry(
+    rt: Runtime, isolated_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = isolated_env / ".hermes" / "config.yaml"
+    text = "mcp_servers: {}\n# the end\n"
+    path.write_text(text)
+    run_add(rt, agent_harness("hermes"))
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # written into funes' MCP entry
+    run_add(Runtime.resolve(), agent_harness("hermes"))
+    assert "# the end" in path.read_text()
+    run_remove(rt, agent_harness("hermes"))
+    assert path.read_text() == text
+
+
 def test_a_config_deleted_between_two_installs_is_not_left_behind_by_the_second_remove(
     rt: Runtime, isolated_env: Path
 ) -> None:
