@@ -437,7 +437,7 @@ def restored_json(path: Path, data: dict[str, Any], original: str | None, ctx: C
     so the backup `backup_once` took is the only faithful copy of it.
     """
     try:
-        before = (ctx.backups / (_slug(path) + ".orig")).read_text(encoding="utf-8")
+        before = _backup_text(path, ctx.backups)
         if _pruned(json.loads(before)) == _pruned(data):
             return before
     except (OSError, ValueError):
@@ -450,12 +450,18 @@ def restored_text(path: Path, text: str, ctx: Context, parse: Callable[[str], An
     them as the same document as `text` (whitespace a serializer left behind, such as the
     blank line tomlkit puts before a table it appends, then goes with it), else `text`."""
     try:
-        before = (ctx.backups / (_slug(path) + ".orig")).read_text(encoding="utf-8")
+        before = _backup_text(path, ctx.backups)
         if parse(before) == parse(text):
             return before
     except (OSError, ValueError):
         pass
     return text
+
+
+def _backup_text(path: Path, backups: Path) -> str:
+    """The copy `backup_once` kept of `path`, line endings as they were (`\r\n` too)."""
+    with open(backups / (_slug(path) + ".orig"), encoding="utf-8", newline="") as f:
+        return f.read()
 
 
 def _pruned(value: Any) -> Any:

@@ -80,11 +80,13 @@ def _yaml(indent: tuple[int, int, int]) -> YAML:
     return yaml
 
 
-def _load(path: Path) -> tuple[CommentedMap, YAML, str | None]:
-    """The config as a round-trip mapping, a YAML that re-emits it unchanged, the original text."""
-    text = read_text(path)
+def _load(path: Path) -> tuple[CommentedMap, YAML, str]:
+    """The config as a round-trip mapping, a YAML that re-emits it unchanged, and the file's
+    line ending (ruamel reads and writes `\n`: `_dump` puts it back)."""
+    text = read_text(path)  # `\r\n` read as `\n`
+    newline = _newline(path)
     if text is None or not text.strip():
-        return CommentedMap(), _yaml(_INDENTS[0]), text
+        return CommentedMap(), _yaml(_INDENTS[0]), newline
     for indent in _INDENTS:
         yaml = _yaml(indent)
         try:
@@ -98,21 +100,31 @@ def _load(path: Path) -> tuple[CommentedMap, YAML, str | None]:
                 f"{path} does not hold a mapping; funes will not rewrite it", hint=FIX_HINT
             )
         if _dump(yaml, data) == text:
-            return data, yaml, text
-    return data, _yaml(_INDENTS[0]), text
+            return data, yaml, newline
+    return data, _yaml(_INDENTS[0]), newline
 
 
-def _dump(yaml: YAML, data: Any) -> str:
+def _newline(path: Path) -> str:
+    """The line ending of the file at `path` (its first line's; `\n` when it has none)."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return "\n"
+    end = raw.find(b"\n")
+    return "\r\n" if end > 0 and raw[end - 1 : end] == b"\r" else "\n"
+
+
+def _dump(yaml: YAML, data: Any, newline: str = "\n") -> str:
     out = io.StringIO()
     yaml.dump(data, out)
-    return out.getvalue()
+    return out.getvalue().replace("\n", newline) if newline != "\n" else out.getvalue()
 
 
 def _normal(yaml: YAML, text: str) -> str | None:
     """`text` as `yaml` re-emits it (`null` and `~` become an empty value, …); None when it does
     not parse. Two texts with the same normal form hold one document laid out one way."""
     try:
-        return _dump(yaml, yaml.load(text))
+        return _dump(yaml, yaml.load(text.replace("\r\n", "\n")))
     except YAMLError:
         return None
 
@@ -369,7 +381,7 @@ def preflight(ctx: Context) -> None:
 def install(ctx: Context) -> Changes:
     changes = Changes()
     path = config_path(ctx)
-    data, yaml, _ = _load(path)
+    data, yaml, newline = _load(path)
     wanted = desired_commands(ctx)
     before = _before(data, keys_before(path, ctx.backups))
     _set_hooks(data, wanted, path, before)
@@ -390,7 +402,7 @@ def install(ctx: Context) -> Changes:
         servers[MCP_NAME] = _mcp_entry(ctx)
     elif _plain(current) != _plain(_mcp_entry(ctx)):
         _replace([(data, "mcp_servers"), (servers, MCP_NAME)], _mcp_entry(ctx))
-    write_if_changed(path, _dump(yaml, data), ctx, changes)
+    write_if_changed(path, _dump(yaml, data, newline), ctx, changes)
     _set_approvals(ctx, wanted, changes)
     changes.notes.append("Hermes reads hooks when a session starts (restart a running gateway)")
     return changes
@@ -462,7 +474,7 @@ def uninstall(ctx: Context) -> Changes:
     changes = Changes()
     path = config_path(ctx)
     if path.exists():
-        data, yaml, _ = _load(path)
+        data, yaml, newline = _load(path)
         before = keys_before(path, ctx.backups)
         _set_hooks(data, {}, path, before)
         servers = data.get("mcp_servers")
@@ -471,7 +483,8 @@ def uninstall(ctx: Context) -> Changes:
             if not servers:
                 _give_back([(data, "mcp_servers")], before.get("mcp_servers"))
         if not remove_if_created(path, ctx, changes, empty=not data):
-            text = restored_text(path, _dump(yaml, data), ctx, functools.partial(_normal, yaml))
+            text = _dump(yaml, data, newline)
+            text = restored_text(path, text, ctx, functools.partial(_normal, yaml))
             write_if_changed(path, text, ctx, changes)
     note_keys_before(path, ctx.backups, {})
     if allowlist_path(ctx).exists():

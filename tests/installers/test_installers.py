@@ -735,6 +735,50 @@ def test_readding_hermes_with_other_settings_keeps_a_comment_after_its_mcp_entry
     assert path.read_text() == text
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "model: x\r\nhooks:\r\n  post_llm_call: []\r\n",
+        "# mine\r\nmcp_servers:\r\n  other: {command: x}  # keep\r\n\r\n# the end\r\n",
+    ],
+)
+def test_add_and_remove_keep_the_crlf_line_endings_of_a_hermes_config(
+    rt: Runtime, isolated_env: Path, text: str
+) -> None:
+    # ruamel reads and writes `\n`: the file came back with LF line endings
+    path = isolated_env / ".hermes" / "config.yaml"
+    path.write_bytes(text.encode())
+    run_add(rt, agent_harness("hermes"))
+    added = path.read_bytes()
+    assert b"funes-enqueue.py" in added and added.count(b"\n") == added.count(b"\r\n")
+    path.write_bytes(b"editor: vi\r\n" + added)  # an edit: the pre-add bytes do not apply
+    run_remove(rt, agent_harness("hermes"))
+    assert path.read_bytes() == b"editor: vi\r\n" + text.encode()
+    path.write_bytes(text.encode())
+    run_add(rt, agent_harness("hermes"))
+    run_remove(rt, agent_harness("hermes"))
+    assert path.read_bytes() == text.encode()
+
+
+@pytest.mark.parametrize(
+    ("agent", "parts", "text"),
+    [
+        ("claude", (".claude", "settings.json"), '{\r\n  "model": "opus"\r\n}\r\n'),
+        ("codex", (".codex", "config.toml"), 'model = "gpt-5"\r\n'),
+    ],
+    ids=["claude", "codex"],
+)
+def test_remove_gives_back_a_crlf_config_byte_for_byte(
+    rt: Runtime, isolated_env: Path, agent: str, parts: tuple[str, ...], text: str
+) -> None:
+    # the copy from before add was read with `\r\n` turned into `\n`
+    path = isolated_env.joinpath(*parts)
+    path.write_bytes(text.encode())
+    run_add(rt, agent_harness(agent))
+    run_remove(rt, agent_harness(agent))
+    assert path.read_bytes() == text.encode()
+
+
 def test_a_config_deleted_between_two_installs_is_not_left_behind_by_the_second_remove(
     rt: Runtime, isolated_env: Path
 ) -> None:
