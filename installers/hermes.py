@@ -13,7 +13,9 @@ went in after it) is moved to where it printed (`_drop`, `_replace`). `add` note
 `hooks`, the events it hooks and `mcp_servers` looked before its entries went in (a key there
 with an empty list or mapping, or with no value: `note_keys_before`), and `remove` gives a key
 it empties back as it was, deleting only the keys `add` created; when the result is the
-document from before `add`'s first edit, `remove` writes that file's bytes back.
+document from before `add`'s first edit, `remove` writes that file's bytes back, and a file
+with nothing of funes' in it is left as it is. An empty file, or one of comments only, is an
+empty mapping (`_parse`); the file's line endings (`\r\n`) are kept.
 """
 
 from __future__ import annotations
@@ -85,12 +87,12 @@ def _load(path: Path) -> tuple[CommentedMap, YAML, str]:
     line ending (ruamel reads and writes `\n`: `_dump` puts it back)."""
     text = read_text(path)  # `\r\n` read as `\n`
     newline = _newline(path)
-    if text is None or not text.strip():
+    if text is None:
         return CommentedMap(), _yaml(_INDENTS[0]), newline
     for indent in _INDENTS:
         yaml = _yaml(indent)
         try:
-            data = yaml.load(text)
+            data = _parse(yaml, text)
         except YAMLError as exc:
             raise InstallError(
                 f"{path} is not valid YAML ({exc}); funes will not rewrite it", hint=FIX_HINT
@@ -114,17 +116,39 @@ def _newline(path: Path) -> str:
     return "\r\n" if end > 0 and raw[end - 1 : end] == b"\r" else "\n"
 
 
+def _parse(yaml: YAML, text: str) -> Any:
+    """The document in `text`. A file of comments and blank lines only (or nothing) is an empty
+    mapping that keeps those lines (but blank ones before the first, as ruamel does with any
+    document): ruamel reads it as no document at all."""
+    data = yaml.load(text)
+    lines = text.split("\n")[:-1] if text.endswith("\n") else text.split("\n")
+    if data is None and all(not line.strip() or line.lstrip().startswith("#") for line in lines):
+        data = CommentedMap()
+        while lines and not lines[0].strip():
+            lines.pop(0)
+        if lines:
+            data.ca.comment = [None, _tokens(lines)]
+    return data
+
+
 def _dump(yaml: YAML, data: Any, newline: str = "\n") -> str:
-    out = io.StringIO()
-    yaml.dump(data, out)
-    return out.getvalue().replace("\n", newline) if newline != "\n" else out.getvalue()
+    if isinstance(data, CommentedMap) and not data:  # its comment lines alone, no `{}`
+        seen: set[int] = set()
+        lines = _slot_lines(data.ca.comment or [], (0, 1), seen)
+        lines += _slot_lines([data.ca.end], (0,), seen)
+        text = "".join(line + "\n" for line in lines)
+    else:
+        out = io.StringIO()
+        yaml.dump(data, out)
+        text = out.getvalue()
+    return text.replace("\n", newline) if newline != "\n" else text
 
 
 def _normal(yaml: YAML, text: str) -> str | None:
     """`text` as `yaml` re-emits it (`null` and `~` become an empty value, …); None when it does
     not parse. Two texts with the same normal form hold one document laid out one way."""
     try:
-        return _dump(yaml, yaml.load(text.replace("\r\n", "\n")))
+        return _dump(yaml, _parse(yaml, text.replace("\r\n", "\n")))
     except YAMLError:
         return None
 
@@ -266,10 +290,7 @@ def _place(lines: list[str], where: Where) -> None:
     end of the document."""
     if not lines:
         return
-    tokens = [
-        CommentToken(line.lstrip(" ") + "\n", CommentMark(len(line) - len(line.lstrip(" "))))
-        for line in lines
-    ]
+    tokens = _tokens(lines)
     for depth in reversed(range(len(where))):
         container, key = where[depth]
         keys = list(container) if isinstance(container, dict) else list(range(len(container)))
@@ -284,6 +305,14 @@ def _place(lines: list[str], where: Where) -> None:
     if root.ca.comment is None:  # ruamel prints `end` only beside a `comment`
         root.ca.comment = [None, None]
     root.ca.end = tokens + (root.ca.end or [])
+
+
+def _tokens(lines: list[str]) -> list[CommentToken]:
+    """Whole comment lines as ruamel keeps them before a key or item: one token a line."""
+    return [
+        CommentToken(line.lstrip(" ") + "\n", CommentMark(len(line) - len(line.lstrip(" "))))
+        for line in lines
+    ]
 
 
 def _before_entry(container: Any, key: Any, tokens: list[CommentToken]) -> None:
@@ -475,6 +504,7 @@ def uninstall(ctx: Context) -> Changes:
     path = config_path(ctx)
     if path.exists():
         data, yaml, newline = _load(path)
+        untouched = _dump(yaml, data)
         before = keys_before(path, ctx.backups)
         _set_hooks(data, {}, path, before)
         servers = data.get("mcp_servers")
@@ -482,8 +512,9 @@ def uninstall(ctx: Context) -> Changes:
             _drop([(data, "mcp_servers"), (servers, MCP_NAME)])
             if not servers:
                 _give_back([(data, "mcp_servers")], before.get("mcp_servers"))
-        if not remove_if_created(path, ctx, changes, empty=not data):
-            text = _dump(yaml, data, newline)
+        removed = remove_if_created(path, ctx, changes, empty=not data)
+        if not removed and _dump(yaml, data) != untouched:  # else nothing of funes' was in it:
+            text = _dump(yaml, data, newline)  # left as it is (ruamel may lay it out otherwise)
             text = restored_text(path, text, ctx, functools.partial(_normal, yaml))
             write_if_changed(path, text, ctx, changes)
     note_keys_before(path, ctx.backups, {})

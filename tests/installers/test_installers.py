@@ -779,6 +779,35 @@ def test_remove_gives_back_a_crlf_config_byte_for_byte(
     assert path.read_bytes() == text.encode()
 
 
+@pytest.mark.parametrize("text", ["", "\n", "# nothing here yet\n\n#   model: x\n"])
+def test_add_then_remove_gives_back_an_empty_or_comments_only_hermes_config(
+    rt: Runtime, isolated_env: Path, text: str
+) -> None:
+    # an empty file came back as `{}`, and add refused a comments-only one ("does not hold a
+    # mapping")
+    path = isolated_env / ".hermes" / "config.yaml"
+    path.write_text(text)
+    run_add(rt, agent_harness("hermes"))
+    added = path.read_text()
+    assert "funes-enqueue.py" in added
+    assert all(line in added for line in text.splitlines() if line.startswith("#"))
+    run_remove(rt, agent_harness("hermes"))
+    assert path.read_text() == text
+
+
+@pytest.mark.parametrize("text", ["", "\n", "# nothing here yet\n", "model: [a,b]\n"])
+def test_remove_leaves_a_hermes_config_it_never_touched_as_it_is(
+    rt: Runtime, isolated_env: Path, text: str
+) -> None:
+    # remove wrote `{}` into an empty file, refused a comments-only one (exit 1), and wrote
+    # back the others as ruamel lays them out (`[a, b]`)
+    path = isolated_env / ".hermes" / "config.yaml"
+    path.write_text(text)
+    removed = run_remove(rt, agent_harness("hermes"))
+    assert str(path) not in removed.changed
+    assert path.read_text() == text
+
+
 def test_a_config_deleted_between_two_installs_is_not_left_behind_by_the_second_remove(
     rt: Runtime, isolated_env: Path
 ) -> None:
