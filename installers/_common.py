@@ -382,10 +382,17 @@ def remove_dir_if_created(path: Path, ctx: Context, changes: Changes) -> None:
 
 
 def read_text(path: Path) -> str | None:
+    """The text of the config at `path`, None when there is none. Raises InstallError for a
+    file that is not UTF-8 (funes edits only text it can write back as it was)."""
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return None
+    except UnicodeDecodeError as exc:
+        raise InstallError(
+            f"{path} is not UTF-8 text (byte {exc.start}): funes leaves it untouched",
+            hint="save it as UTF-8, then run the command again",
+        ) from None
 
 
 # -- JSON configs ---------------------------------------------------------------------------

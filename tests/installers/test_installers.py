@@ -272,6 +272,23 @@ def test_a_settings_file_that_is_not_json_is_refused_untouched(
     assert path.read_text() == "{ not json"
 
 
+@pytest.mark.parametrize(
+    ("agent", "relative"),
+    [("claude", ".claude/settings.json"), ("codex", ".codex/config.toml"),
+     ("hermes", ".hermes/config.yaml")],
+)  # fmt: skip
+def test_a_config_that_is_not_utf8_is_refused_untouched(
+    rt: Runtime, isolated_env: Path, agent: str, relative: str
+) -> None:
+    path = isolated_env / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    latin1 = b"# caf\xe9\n"
+    path.write_bytes(latin1)
+    with pytest.raises(AgentError, match="is not UTF-8 text"):
+        run_add(rt, agent_harness(agent))
+    assert path.read_bytes() == latin1
+
+
 BROKEN_CONFIG = {  # a config of an agent funes was added to, broken after the add
     "claude": (".claude/settings.json", '{"model": "opus", "hooks": {\n'),
     "codex": (".codex/config.toml", "model = [unclosed\n"),
