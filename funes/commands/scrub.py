@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -74,33 +75,52 @@ def gate_cache_path(store: Store) -> Path:
 
 
 def held_back_summary(store: Store, scanner: Scanner | None = None) -> set[str]:
-    """Chunk ids a push would hold back, scanning only blocks touched since the last call.
+    """Chunk ids a push would hold back, judging again only the blocks changed since the last call.
 
-    The result is cached beside the memory (rowids only grow; `scrub` and a new rules version
-    invalidate the cache), so `funes status` stays fast on a large memory. Raises
-    SecretScanFailed when the scanner cannot be trusted.
+    The verdict is cached beside the memory. A later call judges the blocks that gained chunks
+    (rowids only grow) and those the memory logged as rewritten in place or losing chunks
+    (`Store.rewritten_blocks`: a re-read transcript, scrub, forget), and forgets held ids no
+    longer stored; it judges everything again when either detector set changed, the cache is
+    damaged, or the memory's log no longer reaches back to it. So `funes status` stays fast on
+    a large memory and says what `funes push` would do. Raises SecretScanFailed when the
+    scanner cannot be trusted.
     """
     scanner = scanner or gate_scanner()
     rescan = default_scanner()
+    versions = [scanner.version, rescan.version]
     cache = gate_cache_path(store)
-    top = store.max_rowid()
+    # Marks first, rows after: what a writer commits meanwhile is judged (again) next time.
+    top, mark = store.max_rowid(), store.rewrite_mark()
     held: set[str] = set()
     after = 0
+    changed: list[tuple[int, int, str, int]] = []  # (session key, turn seq, turn id, block)
     try:
         saved = json.loads(cache.read_text())
-        if saved["version"] == rescan.version and 0 < saved["watermark"] <= top:
-            held, after = set(saved["held"]), int(saved["watermark"])
+        if saved["versions"] == versions and 0 < saved["watermark"] <= top:
+            since = store.rewritten_blocks(int(saved["mark"])) if saved["mark"] <= mark else None
+            if since is not None:
+                held, after, changed = set(saved["held"]), int(saved["watermark"]), since
     except (OSError, ValueError, KeyError, TypeError):
         pass
-    if after < top or top == 0:
-        rows = (GateRow(*row) for row in store.gate_rows(after_rowid=after))
-        result = gate(rows, scanner, rescan=rescan)
+    if after == 0 or after < top or changed:
+        judged: set[str] = set()
+
+        def rows() -> Iterator[GateRow]:
+            for row in store.gate_rows(after_rowid=after, blocks=changed):
+                judged.add(row[0])
+                yield GateRow(*row)
+
+        result = gate(rows(), scanner, rescan=rescan)
+        held -= judged  # a block judged again keeps only its new verdict
+        if changed and held:  # chunks deleted since: no longer held back
+            held &= store.existing_ids(sorted(held))
         held.update(result.held_back_ids)
+        saved = {"versions": versions, "watermark": top, "mark": mark, "held": sorted(held)}
         try:
             tmp = cache.with_suffix(".tmp")
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(fd, "w") as f:
-                json.dump({"version": rescan.version, "watermark": top, "held": sorted(held)}, f)
+                json.dump(saved, f)
             os.replace(tmp, cache)
         except OSError:
             pass  # a read-only location: the next status scans again

@@ -1,7 +1,9 @@
 """SQL for keeping a memory's text free of secrets: per-block listings, in-place rewrites.
 
 Used through `Store` methods (`blocks_for_rescan`, `chunk_texts`, `rewrite_chunks`,
-`delete_chunks`, `mark_redaction_version`, `redaction_floor`, `gate_rows`, `purge_freed_text`).
+`delete_chunks`, `mark_redaction_version`, `redaction_floor`, `gate_rows`, `purge_freed_text`,
+and `rewrite_mark`/`rewritten_blocks`/`trim_rewrite_log` over `chunk_log`, which triggers fill
+with the block of every chunk rewritten in place or deleted, schema 7).
 FTS rows follow `chunks` through its triggers (update of text → delete + insert in
 `chunks_fts`; delete → delete). `purge_freed_text` merges the FTS segments (so deleted terms
 leave the index), and with `secure_delete` on and a truncating WAL checkpoint, old text no
@@ -10,7 +12,7 @@ longer lies in free pages or the WAL.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -85,18 +87,36 @@ def vector_meta(raw: Any, rowids: list[int]) -> dict[int, tuple[str, str]]:
     return out
 
 
+_GATE_COLUMNS = "id, session_id, turn_id, block_idx, split_idx, text, redaction_version"
+
+# A logged block: (session key, turn seq, turn id, block_idx), as `chunk_log` records it.
+LoggedBlock = tuple[int, int, str, int]
+
+LOG_KEEP = 50_000  # `chunk_log` entries writers keep (schema 7); older ones are trimmed
+
+
 def gate_rows(
-    raw: Any, *, after_rowid: int = 0
+    raw: Any, *, after_rowid: int = 0, blocks: Iterable[LoggedBlock] = ()
 ) -> Iterator[tuple[str, str, str, int, int, str, int]]:
     """(id, session_id, turn_id, block_idx, split_idx, text, redaction_version) block by block:
-    every chunk of each block that has at least one chunk with rowid > `after_rowid` (0: all)."""
+    every chunk of each block that has at least one chunk with rowid > `after_rowid` (0: all),
+    and of each of `blocks` (as `chunk_log` names them); a chunk is yielded once."""
     if after_rowid <= 0:
         yield from raw.execute(
-            """select id, session_id, turn_id, block_idx, split_idx, text, redaction_version
-               from chunk_rows order by session_id, turn_id, block_idx, split_idx"""
+            f"""select {_GATE_COLUMNS} from chunk_rows
+                order by session_id, turn_id, block_idx, split_idx"""
         )
         return
-    yield from raw.execute(
+    seen: set[str] = set()
+    for session, turn_seq, turn_id, block_idx in sorted(set(blocks)):
+        for row in raw.execute(
+            f"""select {_GATE_COLUMNS} from chunk_rows where session = ? and seq = ?
+                and block_idx = ? and turn_id = ? order by split_idx""",
+            (session, turn_seq, block_idx, turn_id),
+        ):
+            seen.add(row[0])
+            yield row
+    for row in raw.execute(
         """select c.id, c.session_id, c.turn_id, c.block_idx, c.split_idx, c.text,
                   c.redaction_version from chunk_rows c
            join (select distinct session, seq, turn_id, block_idx from chunks where rowid > ?) b
@@ -104,7 +124,45 @@ def gate_rows(
              and b.turn_id = c.turn_id
            order by c.session_id, c.turn_id, c.block_idx, c.split_idx""",
         (after_rowid,),
-    )
+    ):
+        if row[0] not in seen:
+            yield row
+
+
+def log_seq(raw: Any) -> int:
+    """The last `chunk_log` entry ever written (0: none); trimming the log keeps it."""
+    row = raw.execute("select seq from sqlite_sequence where name = 'chunk_log'").fetchone()
+    return int(row[0]) if row is not None else 0
+
+
+def logged_blocks(raw: Any, after_seq: int, *, limit: int = LOG_KEEP) -> list[LoggedBlock] | None:
+    """The blocks whose chunks were rewritten in place or deleted after log entry `after_seq`
+    (distinct), or None when the log no longer holds every entry after it (trimmed) or holds
+    more than `limit`: the caller re-reads everything."""
+    oldest = raw.execute("select min(seq) from chunk_log").fetchone()[0]
+    first = int(oldest) if oldest is not None else log_seq(raw) + 1
+    if after_seq < first - 1:
+        return None  # entries after `after_seq` were trimmed
+    rows = raw.execute(
+        """select session, turn_seq, turn_id, block_idx from chunk_log where seq > ?
+           order by seq limit ?""",
+        (after_seq, limit + 1),
+    ).fetchall()
+    if len(rows) > limit:
+        return None
+    return sorted({(int(s), int(q), str(t), int(b)) for s, q, t, b in rows})
+
+
+def log_trim_point(raw: Any, *, keep: int = LOG_KEEP) -> int | None:
+    """The `chunk_log` entry up to which the log can be trimmed, keeping the last `keep`
+    entries; None when nothing is older than those."""
+    upto = log_seq(raw) - keep
+    oldest = raw.execute("select min(seq) from chunk_log").fetchone()[0]
+    return None if oldest is None or int(oldest) > upto else upto
+
+
+def trim_log(raw: Any, upto: int) -> None:
+    raw.execute("delete from chunk_log where seq <= ?", (upto,))
 
 
 def owed_rescan(raw: Any, version: int) -> int:

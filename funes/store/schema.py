@@ -227,6 +227,38 @@ MIGRATIONS: tuple[str, ...] = (
     create table vector_log (seq integer primary key autoincrement, rowid integer not null);
     insert or ignore into meta (key, value) values ('memory_id', lower(hex(randomblob(16))));
     """,
+    # 7: every chunk rewritten in place (its text, or the block it belongs to) or deleted is
+    # logged by its block, before and after (`session`, `turn_seq`, `turn_id`, `block_idx`), so
+    # what judged blocks once and remembers the verdict (the publish gate's count beside the
+    # memory, funes.commands.scrub) re-judges those blocks only: new chunks it finds by rowid
+    # (rowids only grow). A raised `redaction_version` alone is not logged (index marks a
+    # chunk so only once today's rules found nothing in it). Writers keep the last entries
+    # only (redaction.LOG_KEEP); a reader whose mark is older than the oldest kept re-reads all.
+    """
+    create table chunk_log (
+        seq integer primary key autoincrement,
+        session integer not null,
+        turn_seq integer not null,
+        turn_id text not null,
+        block_idx integer not null
+    );
+    create trigger chunks_log_au after update on chunks
+    when old.text is not new.text or old.session is not new.session or old.seq is not new.seq
+        or old.turn_id is not new.turn_id or old.block_idx is not new.block_idx
+        or old.split_idx is not new.split_idx
+    begin
+        insert into chunk_log (session, turn_seq, turn_id, block_idx)
+            values (old.session, old.seq, old.turn_id, old.block_idx);
+        insert into chunk_log (session, turn_seq, turn_id, block_idx)
+            select new.session, new.seq, new.turn_id, new.block_idx
+            where new.session is not old.session or new.seq is not old.seq
+                or new.turn_id is not old.turn_id or new.block_idx is not old.block_idx;
+    end;
+    create trigger chunks_log_ad after delete on chunks begin
+        insert into chunk_log (session, turn_seq, turn_id, block_idx)
+            values (old.session, old.seq, old.turn_id, old.block_idx);
+    end;
+    """,
 )
 
 # The order vectors owed are computed in (lower first), by block type: prose first (a first

@@ -155,6 +155,7 @@ class Store(RedactionUpkeep):
         with writer_lock(self._lock_path, wait_s=wait_s, announce=announce, on_wait=on_wait):
             yield self
             self.sync_vector_index()
+            self._trim_rewrite_log()
 
     # -- the vector index beside a large memory (funes.store.vecindex) --------------------
 
@@ -185,6 +186,14 @@ class Store(RedactionUpkeep):
         except (OSError, ValueError, self._conn.module.Error) as exc:
             log.warning("vector index %s not updated: %s", path, exc)
             return "failed"
+
+    def _trim_rewrite_log(self) -> None:
+        """Trim the log of chunks rewritten in place (writers, on letting go). Never raises: an
+        untrimmed log is only longer."""
+        try:
+            self.trim_rewrite_log()
+        except self._conn.module.Error as exc:
+            log.warning("rewrite log of %s not trimmed: %s", self.path, exc)
 
     def writer_waiting(self) -> bool:
         """Whether another writer is waiting for this memory's lock (and announced it)."""

@@ -5,12 +5,12 @@ queries.py.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from funes.store import queries, redaction, writes
 from funes.store.handle import StoreHandle, reads
-from funes.store.redaction import BlockRows
+from funes.store.redaction import BlockRows, LoggedBlock
 from funes.store.rows import StoredChunk
 
 if TYPE_CHECKING:
@@ -89,11 +89,39 @@ class RedactionUpkeep(StoreHandle):
             redaction.set_floor(self._raw, version)
 
     def gate_rows(
-        self, *, after_rowid: int = 0
+        self, *, after_rowid: int = 0, blocks: Iterable[LoggedBlock] = ()
     ) -> Iterator[tuple[str, str, str, int, int, str, int]]:
         """(id, session_id, turn_id, block_idx, split_idx, text, redaction_version) block by
-        block: every chunk of the blocks touched by rows after `after_rowid` (0: all)."""
-        return redaction.gate_rows(self._raw, after_rowid=after_rowid)
+        block: every chunk of the blocks touched by rows after `after_rowid` (0: all) and of
+        `blocks` (from `rewritten_blocks`)."""
+        if not self._has_schema:
+            return iter(())
+        return redaction.gate_rows(self._raw, after_rowid=after_rowid, blocks=blocks)
+
+    @reads
+    def rewrite_mark(self) -> int:
+        """The memory's last in-place rewrite or deletion of a chunk (a log position, 0: none;
+        it only grows): `rewritten_blocks(mark)` later names the blocks changed since."""
+        return redaction.log_seq(self._raw) if self._has_schema else 0
+
+    @reads
+    def rewritten_blocks(self, after_mark: int) -> list[LoggedBlock] | None:
+        """The blocks whose chunks were rewritten in place or deleted after `rewrite_mark()`
+        returned `after_mark`; None when the memory no longer knows them all (its writers keep
+        the last redaction.LOG_KEEP changes): re-read every block then."""
+        if not self._has_schema:
+            return None
+        return redaction.logged_blocks(self._raw, after_mark)
+
+    def trim_rewrite_log(self, *, keep: int = redaction.LOG_KEEP) -> None:
+        """Keep only the last `keep` entries of the rewrite log (writers, on letting go of the
+        memory)."""
+        if not self._has_schema:
+            return
+        upto = redaction.log_trim_point(self._raw, keep=keep)
+        if upto is not None:
+            with self._tx():
+                redaction.trim_log(self._raw, upto)
 
     @reads
     def owed_rescan(self, version: int) -> int:

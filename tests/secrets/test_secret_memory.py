@@ -25,7 +25,7 @@ from funes.ingest import IndexJob, index
 from funes.ingest.embed_input import stored_embedding_inputs
 from funes.ingest.scrub import scrub
 from funes.memory import Runtime, parse_memory
-from funes.redact import RULES_VERSION, default_scanner
+from funes.redact import RULES_VERSION, Scanner, default_scanner, gate_scanner
 from funes.retrieval import get_turns, recall
 from funes.store import Store
 from funes.traces import sources_for_path
@@ -272,10 +272,10 @@ def test_scrub_leaves_no_secret_in_the_wal_or_free_pages(tmp_path: Path) -> None
 
 
 class _CountingScanner:
-    """The default scanner, counting the texts it is asked to scan."""
+    """A scanner (the default one unless told), counting the texts it is asked to scan."""
 
-    def __init__(self) -> None:
-        self.inner = default_scanner()
+    def __init__(self, inner: Scanner | None = None) -> None:
+        self.inner = inner or default_scanner()
         self.version = self.inner.version
         self.texts = 0
 
@@ -298,6 +298,73 @@ def test_the_held_back_count_is_cached_until_the_memory_changes(tmp_path: Path) 
         assert (gate_cache_path(store).stat().st_mode & 0o777) == 0o600
         gate_cache_path(store).write_text("{not json")
         assert held_back_summary(store, _CountingScanner()) == held, "a damaged cache is rebuilt"
+    finally:
+        store.close()
+
+
+# held back by the push gate's own detectors, let through by index-time redaction
+LEAK = "The key you pasted (`opensesameforever`) returns 401"
+LEAK_TURNS = [
+    ("user", "why does the ocelot login fail?"),
+    ("assistant", LEAK),
+    ("user", "and the lynx login?"),
+    ("assistant", "The lynx login works since the proxy fix."),
+]
+
+
+def _reindex(store: Store, transcript: Path) -> None:
+    job = IndexJob(store=store, embedder=None, scanner=default_scanner(), all_tiers_at_once=True)
+    assert not index(sources_for_path(transcript), job).failures
+
+
+def _rewrite(transcript: Path, old: str, new: str) -> None:
+    text = transcript.read_text(encoding="utf-8")
+    assert old in text
+    transcript.write_text(text.replace(old, new), encoding="utf-8")
+
+
+def test_the_held_back_count_follows_chunks_rewritten_in_place_and_deleted(
+    tmp_path: Path,
+) -> None:
+    from support.claude import write_claude_session as claude_session
+
+    from funes.commands.scrub import held_back_summary
+
+    written = claude_session(tmp_path / "home", LEAK_TURNS)
+    store = Store.open(tmp_path / "memory.db")
+    try:
+        _reindex(store, written.path)
+        [leak] = held_back_summary(store)
+        assert gate_store(store).held_back_ids == [leak]
+
+        # the secret taken out of the transcript: the re-read rewrites the chunk in place
+        _rewrite(written.path, "opensesameforever", "the usual one")
+        _reindex(store, written.path)
+        assert store.existing_ids([leak]) == {leak}
+        counting = _CountingScanner(gate_scanner())
+        assert held_back_summary(store, counting) == set() == set(gate_store(store).held_back_ids)
+        assert counting.texts == 2, "the canary and the one block rewritten, nothing else"
+
+        # the reverse: a clean block rewritten in place to hold a secret
+        lynx = LEAK.replace("open", "lynx")
+        _rewrite(written.path, "The lynx login works since the proxy fix.", lynx)
+        _reindex(store, written.path)
+        held = held_back_summary(store)
+        assert held == set(gate_store(store).held_back_ids) and len(held) == 1
+
+        # a held chunk deleted (as scrub drops a block it cannot redact): no longer held back
+        [rowid] = store.raw.execute("select rowid from chunks where id = ?", (*held,)).fetchone()
+        store.rewrite_chunks([], None, redaction_version=RULES_VERSION, drop=[rowid])
+        assert held_back_summary(store) == set() == set(gate_store(store).held_back_ids)
+
+        # a log trimmed past the cache's mark: everything is judged again, and still right
+        _rewrite(written.path, "the usual one", "opensesameforever")
+        _reindex(store, written.path)  # (the re-read also stores the dropped block again)
+        store.trim_rewrite_log(keep=0)
+        counting = _CountingScanner(gate_scanner())
+        held = held_back_summary(store, counting)
+        assert held == set(gate_store(store).held_back_ids) and leak in held and len(held) == 2
+        assert counting.texts == 5, "the canary and every block"
     finally:
         store.close()
 

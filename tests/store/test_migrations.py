@@ -107,7 +107,7 @@ def test_a_schema_1_memory_is_upgraded_in_place_and_reads_the_same(tmp_path: Pat
     before = _v1_memory(path)
     assert len({r[15] for r in before if r[3] == "sess-a"}) == 2  # cwd changes in a session
     with Store.open(path) as store:
-        assert store.raw.execute("pragma user_version").fetchone()[0] == SCHEMA_VERSION == 6
+        assert store.raw.execute("pragma user_version").fetchone()[0] == SCHEMA_VERSION == 7
         assert _as_rows(store.fetch([int(r[0]) for r in before])) == before
         assert store.raw.execute("select count(*) from sessions").fetchone()[0] == 2
         # one origin per distinct (harness, workdir, cwd, branch, host, path, parent)
@@ -128,8 +128,12 @@ def test_a_schema_1_memory_is_upgraded_in_place_and_reads_the_same(tmp_path: Pat
         assert stats.per_harness == {"claude_code": (1, 6), "pi": (1, 3)}
         # the FTS index still follows the table: a rewrite is found by its new text only
         rowid = int(before[0][0])
+        mark = store.rewrite_mark()
         store.rewrite_chunks([(rowid, "now about pool_recycle")], None, redaction_version=4)
         assert [r for r, _ in store.lexical("pool_recycle", k=5)] == [rowid]
+        # and the rewrite is logged by its block (schema 7), for the publish gate's count
+        [block] = store.rewritten_blocks(mark) or []
+        assert block[1:] == (before[0][6], before[0][4], before[0][10])  # seq, turn, block
         assert len(store.lexical("max_connections", k=10)) == 5
 
 

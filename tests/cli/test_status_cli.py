@@ -1,0 +1,48 @@
+"""`funes status` through the CLI: what a push would hold back, as the memory changes."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from support.claude import write_claude_session
+from support.cli import Ran
+
+pytestmark = pytest.mark.models
+
+# held back by the push gate's own detectors, let through by index-time redaction
+LEAK = "The key you pasted (`opensesameforever`) returns 401"
+ADVICE = "take the secret out of the transcript"
+
+
+def _held_back(run: Callable[..., Ran]) -> tuple[int, str]:
+    """(chunks a push would hold back, the agent-format report)."""
+    report = json.loads(run("status", "--json").stdout)
+    return report["push_held_back"], run("status", "--format", "agent").stdout
+
+
+def test_status_follows_a_secret_taken_out_of_a_transcript_and_one_put_in(
+    isolated_env: Path, run: Callable[..., Ran]
+) -> None:
+    written = write_claude_session(
+        isolated_env / ".claude",
+        [("user", "why does the ocelot login fail?"), ("assistant", LEAK)],
+    )
+    assert run("index", "--yes").returncode == 0
+    held, agent = _held_back(run)
+    assert held == 1 and ADVICE in agent
+
+    # taken out: the re-read rewrites the chunk in place, and status no longer counts it
+    text = written.path.read_text(encoding="utf-8")
+    written.path.write_text(text.replace("opensesameforever", "the usual one"), encoding="utf-8")
+    assert run("index", "--yes").returncode == 0
+    held, agent = _held_back(run)
+    assert held == 0 and ADVICE not in agent and "held back by the secrets gate" in agent
+
+    # put back in: the same chunk rewritten again holds a secret, and status counts it
+    written.path.write_text(text, encoding="utf-8")
+    assert run("index", "--yes").returncode == 0
+    held, agent = _held_back(run)
+    assert held == 1 and ADVICE in agent
