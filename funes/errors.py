@@ -87,9 +87,14 @@ class RemoteError(FunesError):
 
 class PushRefused(FunesError):
     """Every pending row was held back by the secrets gate, some of them for the first time;
-    nothing was published."""
+    nothing was published. `fix`: what makes those rows publishable (None: nothing the user
+    can do to them, the scanner itself failed)."""
 
     exit_code = 2
+
+    def __init__(self, message: str, *, hint: str | None = None, fix: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.fix = fix
 
 
 class SecretScanFailed(FunesError):

@@ -57,13 +57,11 @@ def push(rt: Runtime, remote: str, create: bool, private: bool, yes: bool) -> No
             f"{plural(report.held_back, 'contains', 'contain')} secrets ({rules}); they stay local",
             err=True,
         )
-        if report.up_to_date:
-            click.echo(
-                "  nothing new to send; `funes status` says how to publish "
-                f"{plural(report.held_back, 'it', 'them')} (`funes scrub`, or take the secret out "
-                "of the transcript and `funes index --yes`)",
-                err=True,
-            )
+        click.echo(
+            f"  {'nothing new to send; ' if report.up_to_date else ''}`funes status` says how to "
+            f"publish {plural(report.held_back, 'it', 'them')}: {report.fix}, then push again",
+            err=True,
+        )
     # up to date with blocks held back: earlier pushes held back all of them (a new one alone
     # would have been refused, exit 2); they are counted, and status says how to publish them
     held = (

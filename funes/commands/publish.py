@@ -115,8 +115,8 @@ def verdict(exc: BaseException, ref: MemoryRef) -> tuple[bool, str, str]:
         return False, reason, f"hf auth login (a token that can write to {name}), then {again}"
     if isinstance(exc, RemoteMissing):
         return False, reason, f"{again} --create  (or bind another memory with funes add)"
-    if isinstance(exc, PushRefused):
-        return False, reason, f"funes scrub, then {again}"
+    if isinstance(exc, PushRefused):  # held back for secrets: what publishes them, then push
+        return False, reason, f"{exc.fix}, then {again}" if exc.fix else again
     if isinstance(exc, IncompatibleStore):
         return False, reason, "bind a memory built with this funes' embedding model (funes add)"
     return True, reason, again

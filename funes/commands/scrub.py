@@ -5,8 +5,9 @@ rules), redacts in place, re-embeds rewritten chunks and reports counts (see
 funes.ingest.scrub). Source transcripts are never modified.
 
 `gate_store(store)` runs the publish gate (funes.redact.gate) over every chunk of an open
-store: `funes status` reports its held-back count and `funes push` publishes only its
-`publishable_ids`. It raises SecretScanFailed when the scanner cannot be trusted.
+store, as `funes push` does over what it sends; `held_back_summary(store)` is the same
+verdict kept up to date beside the memory for `funes status`. Both raise SecretScanFailed when
+the scanner cannot be trusted.
 """
 
 from __future__ import annotations
@@ -74,8 +75,18 @@ def gate_cache_path(store: Store) -> Path:
     return store.path.with_name(store.path.name + ".gate.json")
 
 
-def held_back_summary(store: Store, scanner: Scanner | None = None) -> set[str]:
-    """Chunk ids a push would hold back, judging again only the blocks changed since the last call.
+@dataclass(frozen=True, slots=True)
+class HeldBack:
+    """What a push of the whole memory would hold back (chunk ids)."""
+
+    ids: frozenset[str]
+    # of those, the chunks `funes scrub` makes publishable: today's index-time rules redact
+    # what held their blocks back (GateResult.redactable_ids)
+    redactable: frozenset[str] = frozenset()
+
+
+def held_back_summary(store: Store, scanner: Scanner | None = None) -> HeldBack:
+    """What a push would hold back, judging again only the blocks changed since the last call.
 
     The verdict is cached beside the memory. A later call judges the blocks that gained chunks
     (rowids only grow) and those the memory logged as rewritten in place or losing chunks
@@ -92,6 +103,7 @@ def held_back_summary(store: Store, scanner: Scanner | None = None) -> set[str]:
     # Marks first, rows after: what a writer commits meanwhile is judged (again) next time.
     top, mark = store.max_rowid(), store.rewrite_mark()
     held: set[str] = set()
+    redactable: set[str] = set()
     after = 0
     changed: list[tuple[int, int, str, int]] = []  # (session key, turn seq, turn id, block)
     try:
@@ -99,7 +111,8 @@ def held_back_summary(store: Store, scanner: Scanner | None = None) -> set[str]:
         if saved["versions"] == versions and 0 < saved["watermark"] <= top:
             since = store.rewritten_blocks(int(saved["mark"])) if saved["mark"] <= mark else None
             if since is not None:
-                held, after, changed = set(saved["held"]), int(saved["watermark"]), since
+                held, redactable = set(saved["held"]), set(saved["redactable"])
+                after, changed = int(saved["watermark"]), since
     except (OSError, ValueError, KeyError, TypeError):
         pass
     if after == 0 or after < top or changed:
@@ -115,7 +128,14 @@ def held_back_summary(store: Store, scanner: Scanner | None = None) -> set[str]:
         if changed and held:  # chunks deleted since: no longer held back
             held &= store.existing_ids(sorted(held))
         held.update(result.held_back_ids)
-        saved = {"versions": versions, "watermark": top, "mark": mark, "held": sorted(held)}
+        redactable = (redactable & held) - judged | set(result.redactable_ids)
+        saved = {
+            "versions": versions,
+            "watermark": top,
+            "mark": mark,
+            "held": sorted(held),
+            "redactable": sorted(redactable),
+        }
         try:
             tmp = cache.with_suffix(".tmp")
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -124,4 +144,4 @@ def held_back_summary(store: Store, scanner: Scanner | None = None) -> set[str]:
             os.replace(tmp, cache)
         except OSError:
             pass  # a read-only location: the next status scans again
-    return held
+    return HeldBack(frozenset(held), frozenset(redactable))

@@ -217,7 +217,7 @@ def _secrets_status(store: Store, report: StatusReport) -> None:
     except SecretScanFailed as exc:
         report.attention.append(f"{exc.message}: a push would publish nothing")
         return
-    report.push_held_back = len(held)
+    report.push_held_back = len(held.ids)
     report.rescan_owed = store.owed_rescan(RULES_VERSION)
     if report.rescan_owed:
         report.attention.append(
@@ -226,15 +226,19 @@ def _secrets_status(store: Store, report: StatusReport) -> None:
             f"--outdated-only` or the next `funes index` re-scans "
             f"{plural(report.rescan_owed, 'it', 'them')}"
         )
-    if held:
+    n = len(held.ids)
+    if n:
         report.attention.append(
-            f"{counted(len(held), 'chunk')} {plural(len(held), 'contains', 'contain')} secrets and "
-            f"would be held back by a push ({plural(len(held), 'it stays', 'they stay')} on this "
+            f"{counted(n, 'chunk')} {plural(n, 'contains', 'contain')} secrets and "
+            f"would be held back by a push ({plural(n, 'it stays', 'they stay')} on this "
             "machine; the rest is published)"
         )
-        if report.rescan_owed:  # stored under older rules: today's may redact them
-            report.next_steps.append("funes scrub  (redact them in place)")
-        else:  # the gate's own detectors found what index-time redaction let through
+        # what today's index-time rules redact (text stored under older ones): scrub publishes
+        redactable = len(held.redactable & held.ids)
+        if redactable:
+            some = "them" if redactable == n else f"{redactable} of them"
+            report.next_steps.append(f"funes scrub  (redact {some} in place)")
+        if redactable < n:  # the gate's own detectors found what index-time redaction let through
             report.next_steps.append(
                 "to publish them too: take the secret out of the transcript, then "
                 "`funes index --yes` (it re-reads the changed file)"

@@ -10,8 +10,11 @@ seen; every chunk is also scanned on its own, in case reassembly glued pieces wr
   (`funes.redact.gate_scanner()`, run over every block) and `rescan` the current index-time
   set (`default_scanner()`), run over every block with a chunk stored under an older
   `redaction_version` (its text was redacted by older rules, so today's rules get a look
-  before it leaves the machine). Fail closed: a scanner that raises, or that misses a known
-  fake secret (the canary), makes `gate` raise `SecretScanFailed`; publish nothing then.
+  before it leaves the machine). A held-back block is *redactable* when redacting it in
+  place with `rescan`, as `funes scrub` does, leaves nothing the gate holds back; what only the
+  gate's own set finds stays until the transcript no longer holds it and is re-read. Fail
+  closed: a scanner that raises, or that misses a known fake secret (the canary), makes `gate`
+  raise `SecretScanFailed`; publish nothing then.
 * `rewrite_block(pieces, scanner) -> BlockRewrite`: the redacted text of each chunk of a block
   (`funes scrub`), or `drop=True` when the redaction cannot be verified.
 
@@ -49,6 +52,9 @@ class GateResult:
 
     publishable_ids: list[str] = field(default_factory=list)
     held_back_ids: list[str] = field(default_factory=list)
+    # of those, the chunks `funes scrub` makes publishable: today's index-time rules redact
+    # what held their block back (text stored under older rules, mostly)
+    redactable_ids: list[str] = field(default_factory=list)
     findings_by_rule: dict[str, int] = field(default_factory=dict)
     blocks_scanned: int = 0
     blocks_held_back: int = 0
@@ -114,6 +120,7 @@ def gate(rows: Iterable[GateRow], scanner: Scanner, *, rescan: Scanner | None = 
         check_scanner(rescan)
     result = GateResult(scanner_version=scanner.version)
     held: set[str] = set()
+    redactable: set[str] = set()
     order: list[str] = []
     try:
         for chunks in _group(rows).values():
@@ -127,6 +134,8 @@ def gate(rows: Iterable[GateRow], scanner: Scanner, *, rescan: Scanner | None = 
             if findings:
                 result.blocks_held_back += 1
                 held.update(r.id for r in chunks)
+                if rescan is not None and _scrub_clears(pieces, rescan, scanner):
+                    redactable.update(r.id for r in chunks)
                 for f in findings:
                     result.findings_by_rule[f.rule] = result.findings_by_rule.get(f.rule, 0) + 1
     except SecretScanFailed:
@@ -138,7 +147,17 @@ def gate(rows: Iterable[GateRow], scanner: Scanner, *, rescan: Scanner | None = 
         ) from exc
     for chunk_id in order:
         (result.held_back_ids if chunk_id in held else result.publishable_ids).append(chunk_id)
+        if chunk_id in redactable:
+            result.redactable_ids.append(chunk_id)
     return result
+
+
+def _scrub_clears(pieces: Sequence[str], rules: Scanner, scanner: Scanner) -> bool:
+    """Whether `funes scrub` would make the block publishable: today's index-time `rules`
+    redact something in it (`rewrite_block`), verifiably, and the gate's own set finds nothing
+    in what is left."""
+    rewrite = rewrite_block(pieces, rules)
+    return rewrite.findings > 0 and not rewrite.drop and not block_findings(rewrite.texts, scanner)
 
 
 @dataclass(frozen=True, slots=True)

@@ -70,6 +70,9 @@ class PushReport:
     held_back: int = 0
     dirty_blocks: int = 0
     rescanned_blocks: int = 0  # blocks stored under older rules, rescanned with current ones
+    # of the held-back chunks, those `funes scrub` makes publishable (their blocks' secrets are
+    # what today's index-time rules redact: GateResult.redactable_ids)
+    redactable: int = 0
     rules: dict[str, int] = field(default_factory=dict)
     unembedded: int = 0  # chunks without a vector (not sendable yet)
     created: bool = False
@@ -82,6 +85,17 @@ class PushReport:
     left_out_sessions: int = 0
     index_actions: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # warnings for the user (no text of chunks)
+
+    @property
+    def fix(self) -> str | None:
+        """What publishes the chunks held back (None: none were). `funes scrub` only when it
+        makes every one of them publishable; otherwise the gate's own detectors found a secret
+        that stays until the transcript no longer holds it and is re-read."""
+        if not self.held_back:
+            return None
+        if self.redactable >= self.held_back:
+            return "funes scrub"
+        return "take the secret out of the transcript, then funes index --yes"
 
 
 def _now() -> str:
@@ -155,6 +169,7 @@ def _run_gate(box: Outbox, scanner: Scanner, rescan: Scanner, report: PushReport
         box.clear(result.publishable_ids)
         box.hold(result.held_back_ids)
         report.held_back += len(result.held_back_ids)
+        report.redactable += len(result.redactable_ids)
         report.dirty_blocks += result.blocks_held_back
         report.rescanned_blocks += result.blocks_rescanned
         for rule, n in result.findings_by_rule.items():
@@ -232,7 +247,9 @@ def push(
                         f"every pending chunk ({report.held_back} in "
                         f"{counted(report.dirty_blocks, 'block')}) holds "
                         "a secret: nothing was published",
-                        hint="the chunks stay local; redact the transcripts and re-index to share them",
+                        hint=f"the chunks stay local; to publish them: {report.fix}, then push "
+                        "again",
+                        fix=report.fix,
                     )
             to_send = box.cleared_pending()
             if to_send == 0:  # another writer published them, or only old held-back blocks are left

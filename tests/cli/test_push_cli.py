@@ -48,3 +48,33 @@ def test_a_push_finding_only_blocks_held_back_before_is_up_to_date_and_exits_0(
     assert run("index").returncode == 0
     assert run("push", remote).returncode == 2  # a new held-back block is refused again
     assert run("push", remote).returncode == 0
+
+
+def test_a_held_back_block_is_published_by_what_the_push_hint_names_not_by_scrub(
+    isolated_env: Path, run: Callable[..., Ran], tmp_path: Path
+) -> None:
+    claude = isolated_env / ".claude"
+    remote = str(tmp_path / "remote")
+    write_claude_session(claude, CLEAN)
+    assert run("index").returncode == 0
+    assert run("push", remote, "--create").returncode == 0
+    leak = write_claude_session(claude, [("assistant", LEAK)])
+    assert run("index").returncode == 0
+    fix = "take the secret out of the transcript, then funes index --yes"
+
+    refused = run("push", remote)
+    assert refused.returncode == 2 and f"to publish them: {fix}, then push again" in refused.stderr
+    again = run("push", remote)
+    assert again.returncode == 0 and f"says how to publish it: {fix}" in again.stderr
+    assert "scrub" not in refused.stderr + again.stderr
+
+    # scrub (index-time rules) finds nothing to redact, and the block stays held back …
+    assert run("scrub").stdout.startswith("scrubbed ")
+    assert "1 block held back for secrets stays local" in run("push", remote).stdout
+    # … what the hint names publishes it
+    text = leak.path.read_text(encoding="utf-8")
+    leak.path.write_text(text.replace("opensesameforever", "the usual one"), encoding="utf-8")
+    assert run("index", "--yes").returncode == 0
+    published = run("push", remote)
+    assert published.returncode == 0 and published.stdout.startswith("pushed 1 chunk to ")
+    assert "held back" not in published.stderr

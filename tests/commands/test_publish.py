@@ -278,7 +278,13 @@ def test_a_boundary_that_finds_only_blocks_held_back_before_lands_without_a_fail
     hook(a, leak_only, "SessionEnd")
     refused = run_drain(a, params=FAST, publish=NO_RETRY)
     assert (refused.pushes, refused.push_failures) == (0, 1)
-    assert run_status(a, parse_memory(None, a)).bindings[0].state == "parked"
+    status = run_status(a, parse_memory(None, a))
+    [parked] = status.bindings
+    assert parked.state == "parked" and parked.fix in status.next_steps
+    # what publishes it: the gate's own detectors found it, so scrub (index-time rules) cannot
+    assert parked.fix is not None and parked.fix.startswith(
+        "take the secret out of the transcript, then funes index --yes, then funes push "
+    )
     # …and the next boundary, with nothing new, lands: the parked state does not come back
     hook(a, leak_only, "SessionStart")
     assert run_drain(a, params=FAST, publish=NO_RETRY).push_failures == 0

@@ -176,6 +176,20 @@ def test_a_block_stored_under_older_rules_is_rescanned_with_the_current_ones() -
     assert result.held_back_ids == ["c1"] and result.blocks_rescanned == 1
 
 
+def test_only_blocks_today_s_rules_redact_are_redactable_the_gate_s_own_findings_are_not() -> None:
+    """What `funes scrub` fixes: a block whose secret today's index-time rules redact (here
+    one stored under older rules). A secret only the gate's own set finds stays held back
+    after a scrub, so no one may be told that scrub publishes it."""
+    from funes.redact import RULES_VERSION, gate_scanner
+
+    older = _short_password_row(RULES_VERSION - 1)
+    prose = "The key you pasted (`opensesameforever`) returns 401"  # the gate's own set only
+    assert not default_scanner().scan(prose), "fixture: index-time rules let it through"
+    rows = [*older, GateRow("c2", "s", "t2", 0, 0, prose, RULES_VERSION - 1)]
+    result = gate(rows, gate_scanner(), rescan=default_scanner())
+    assert result.held_back_ids == ["c1", "c2"] and result.redactable_ids == ["c1"]
+
+
 def test_a_block_stored_under_current_rules_is_not_rescanned() -> None:
     from funes.redact import RULES_VERSION, gate_scanner
 

@@ -169,18 +169,38 @@ def test_status_counts_the_rows_a_push_would_hold_back(tmp_path: Path) -> None:
 def test_status_does_not_offer_scrub_for_what_only_the_push_gate_holds_back(
     tmp_path: Path,
 ) -> None:
-    """Chunks stored under today's rules that the gate's own detectors still hold back: scrub
+    """Chunks today's rules passed that the gate's own detectors still hold back: scrub
     (today's rules again) changes nothing, so status must not send the user round in a loop."""
-    store, _ = _index(tmp_path, NullScanner(), None)
-    store.raw.execute("update chunks set redaction_version = ?", (RULES_VERSION,))
-    store.raw.commit()  # as if today's rules had passed every chunk
-    held = len(gate_store(store).held_back_ids)
-    store.close()
+    from support.claude import write_claude_session as claude_session
+
+    written = claude_session(tmp_path / "home", LEAK_TURNS)
+    with Store.open(tmp_path / "memory.db") as store:
+        _reindex(store, written.path)  # today's rules: the prose password passes them
+        held = len(gate_store(store).held_back_ids)
     rt = Runtime.resolve()
     report = run_status(rt, parse_memory(str(tmp_path / "memory.db"), rt))
     assert report.push_held_back == held > 0 and report.rescan_owed == 0
     assert not any("scrub" in step for step in report.next_steps)
     assert any("funes index --yes" in step for step in report.next_steps)
+
+
+def test_status_offers_scrub_for_what_scrub_then_publishes(tmp_path: Path) -> None:
+    """Raw secrets in chunks stamped with today's rules version (nothing is owed a rescan):
+    status offers `funes scrub` because today's rules redact them, and after it they pass."""
+    store, _ = _index(tmp_path, NullScanner(), None)
+    store.raw.execute("update chunks set redaction_version = ?", (RULES_VERSION,))
+    store.raw.commit()
+    held = len(gate_store(store).held_back_ids)
+    store.close()
+    rt = Runtime.resolve()
+    ref = parse_memory(str(tmp_path / "memory.db"), rt)
+    report = run_status(rt, ref)
+    assert report.push_held_back == held > 0 and report.rescan_owed == 0
+    assert "funes scrub  (redact them in place)" in report.next_steps
+    assert not any("funes index --yes" in step for step in report.next_steps)
+    with Store.open(tmp_path / "memory.db") as again:
+        scrub(again, default_scanner(), None, only_outdated=False)
+    assert run_status(rt, ref).push_held_back == 0
 
 
 def test_scrub_rewrites_old_rows_in_place_and_keeps_untouched_vectors(tmp_path: Path) -> None:
@@ -291,7 +311,7 @@ def test_the_held_back_count_is_cached_until_the_memory_changes(tmp_path: Path) 
     try:
         first = _CountingScanner()
         held = held_back_summary(store, first)
-        assert held == set(gate_store(store).held_back_ids) and first.texts > 0
+        assert held.ids == set(gate_store(store).held_back_ids) and first.texts > 0
         again = _CountingScanner()
         assert held_back_summary(store, again) == held
         assert again.texts == 0, "an unchanged memory is not rescanned"
@@ -334,7 +354,7 @@ def test_the_held_back_count_follows_chunks_rewritten_in_place_and_deleted(
     store = Store.open(tmp_path / "memory.db")
     try:
         _reindex(store, written.path)
-        [leak] = held_back_summary(store)
+        [leak] = held_back_summary(store).ids
         assert gate_store(store).held_back_ids == [leak]
 
         # the secret taken out of the transcript: the re-read rewrites the chunk in place
@@ -342,27 +362,29 @@ def test_the_held_back_count_follows_chunks_rewritten_in_place_and_deleted(
         _reindex(store, written.path)
         assert store.existing_ids([leak]) == {leak}
         counting = _CountingScanner(gate_scanner())
-        assert held_back_summary(store, counting) == set() == set(gate_store(store).held_back_ids)
+        assert (
+            held_back_summary(store, counting).ids == set() == set(gate_store(store).held_back_ids)
+        )
         assert counting.texts == 2, "the canary and the one block rewritten, nothing else"
 
         # the reverse: a clean block rewritten in place to hold a secret
         lynx = LEAK.replace("open", "lynx")
         _rewrite(written.path, "The lynx login works since the proxy fix.", lynx)
         _reindex(store, written.path)
-        held = held_back_summary(store)
+        held = held_back_summary(store).ids
         assert held == set(gate_store(store).held_back_ids) and len(held) == 1
 
         # a held chunk deleted (as scrub drops a block it cannot redact): no longer held back
         [rowid] = store.raw.execute("select rowid from chunks where id = ?", (*held,)).fetchone()
         store.rewrite_chunks([], None, redaction_version=RULES_VERSION, drop=[rowid])
-        assert held_back_summary(store) == set() == set(gate_store(store).held_back_ids)
+        assert held_back_summary(store).ids == set() == set(gate_store(store).held_back_ids)
 
         # a log trimmed past the cache's mark: everything is judged again, and still right
         _rewrite(written.path, "the usual one", "opensesameforever")
         _reindex(store, written.path)  # (the re-read also stores the dropped block again)
         store.trim_rewrite_log(keep=0)
         counting = _CountingScanner(gate_scanner())
-        held = held_back_summary(store, counting)
+        held = held_back_summary(store, counting).ids
         assert held == set(gate_store(store).held_back_ids) and leak in held and len(held) == 2
         assert counting.texts == 5, "the canary and every block"
     finally:
