@@ -12,7 +12,7 @@ from funes.commands.bindings import BindingStatus, binding_status, included
 from funes.commands.curate import CurationStatus, curation_status
 from funes.commands.push import receipts_dir
 from funes.commands.scrub import held_back_summary
-from funes.errors import FunesError, SecretScanFailed
+from funes.errors import FunesError, SecretScanFailed, StoreError
 from funes.memory import (
     MemoryKind,
     MemoryRef,
@@ -100,7 +100,10 @@ class StatusReport:
 
 
 def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
-    """Summarise `memory`. Never raises for an absent or empty memory: it says so instead."""
+    """Summarise `memory`. Never raises for the local memory before its first index, an empty
+    memory or one that cannot be read: it says so instead. A memory named by path that is not
+    there raises StoreError (`no memory at …`), as every read of it does: reporting "no memory
+    yet" and `next: funes index` would send the user to build the local one instead."""
     report = StatusReport(memory.label, False, None, None, rt.reranker_status())
     if memory.shared:
         return _remote_status(rt, memory, report)
@@ -112,8 +115,9 @@ def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
         report.unreadable = True
         return report
     if found.state is MemoryState.MISSING:
-        if memory.kind is MemoryKind.LOCAL:
-            report.sources = _source_status(rt, None)
+        if memory.kind is not MemoryKind.LOCAL:
+            raise StoreError(found.problem or f"no memory at {memory.path}", hint=found.hint)
+        report.sources = _source_status(rt, None)
     else:
         store = Store.open(memory.path, readonly=True)
         try:

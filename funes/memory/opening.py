@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from funes.errors import IncompatibleStore, NoIndex, StoreError, UsageError
 from funes.memory.ref import MemoryKind, MemoryRef, remote_for
 from funes.memory.runtime import Runtime
+from funes.memory.state import missing
 from funes.plurals import counted, plural
 from funes.store import Store, StoreState
 
@@ -83,7 +84,8 @@ def open_for_read(rt: Runtime, ref: MemoryRef) -> Store:
                 "no memory yet",
                 hint="run `funes index` (or `funes add <agent>`) to build one from your agent sessions",
             )
-        raise StoreError(f"no memory at {ref.path}")
+        absent = missing(ref)
+        raise StoreError(absent.problem or f"no memory at {ref.path}", hint=absent.hint)
     store = Store.open(ref.path, readonly=True)
     if store.state() is StoreState.EMPTY:
         store.close()

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from funes.errors import IncompatibleStore, StoreError
-from funes.memory.ref import MemoryRef
+from funes.memory.ref import MemoryKind, MemoryRef
 from funes.store import Store, StoreState
 
 
@@ -43,7 +43,7 @@ def probe(ref: MemoryRef) -> Probe:
         return Probe(MemoryState.SHARED)
     assert ref.path is not None
     if not ref.path.exists():
-        return Probe(MemoryState.MISSING)
+        return missing(ref)
     try:
         store = Store.open(ref.path, readonly=True)
     except IncompatibleStore as exc:
@@ -57,6 +57,20 @@ def probe(ref: MemoryRef) -> Probe:
     finally:
         store.close()
     return Probe(MemoryState.READY if ready else MemoryState.EMPTY)
+
+
+def missing(ref: MemoryRef) -> Probe:
+    """The state of a memory that is not there: the local one before its first index (nothing
+    more to say: the next index builds it), or a path named explicitly, where nothing was
+    found (`problem` and `hint` say so: a caller must not report another memory instead)."""
+    if ref.kind is MemoryKind.LOCAL:
+        return Probe(MemoryState.MISSING)
+    return Probe(
+        MemoryState.MISSING,
+        f"no memory at {ref.path}",
+        "check the path: a memory file, or a directory holding memory.db "
+        "(`funes index --memory <path>` builds one there)",
+    )
 
 
 def state(ref: MemoryRef) -> MemoryState:

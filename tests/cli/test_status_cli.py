@@ -1,4 +1,5 @@
-"""`funes status` through the CLI: what a push would hold back, as the memory changes."""
+"""`funes status` through the CLI: what a push would hold back, as the memory changes; a named
+memory that is not there."""
 
 from __future__ import annotations
 
@@ -46,3 +47,25 @@ def test_status_follows_a_secret_taken_out_of_a_transcript_and_one_put_in(
     assert run("index", "--yes").returncode == 0
     held, agent = _held_back(run)
     assert held == 1 and ADVICE in agent
+
+
+def test_status_of_a_named_memory_that_is_not_there_says_so_and_exits_1(
+    isolated_env: Path, run: Callable[..., Ran], tmp_path: Path
+) -> None:
+    typo, empty = tmp_path / "typo.db", tmp_path / "no-memory-here"
+    empty.mkdir()
+    for args in (
+        ("status", str(typo)),
+        ("status", "--memory", str(typo), "--json"),
+        ("status", str(empty), "--format", "agent"),
+    ):
+        out = run(*args)
+        assert out.returncode == 1 and out.stdout == "", args
+        first, hint = out.stderr.splitlines()
+        assert first.startswith("funes: no memory at ") and hint.startswith("  hint: "), args
+    assert run("status", str(typo)).stderr == run("recall", "x", "--memory", str(typo)).stderr
+
+    # the local memory before its first index still says what to run
+    local = run("status", "--format", "agent")
+    assert local.returncode == 0 and "(no memory yet)" in local.stdout
+    assert "next: funes index" in local.stdout

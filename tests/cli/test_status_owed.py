@@ -115,6 +115,7 @@ def test_status_takes_the_memory_as_every_verb_does_or_as_its_argument(
     """`--memory M` is how recall, get and sessions name a memory (and what their `→ get`
     lines print); status takes it too, beside its positional form."""
     other = tmp_path / "elsewhere.db"
+    Store.open(other).close()  # a memory there (one that is not there is an error)
     by_flag = run("status", "--memory", str(other), "--json")
     by_argument = run("status", str(other), "--json")
     assert by_flag.returncode == 0, by_flag.stderr

@@ -392,8 +392,9 @@ def test_bad_calls_come_back_as_tool_errors_and_the_server_keeps_serving(server,
     assert text_of(no_memory) == (
         "funes: no memory yet\nhint: run `funes index` (or `funes add <agent>`) to build one from your agent sessions"
     )
-    missing = mcp.call("status", {"memory": str(tmp_path / "absent.db")})
-    assert missing["isError"] is False and "(no memory yet)" in text_of(missing)
+    missing = mcp.call("status", {"memory": str(tmp_path / "absent.db")})  # as the CLI: an error
+    assert missing["isError"] is True
+    assert text_of(missing).startswith(f"funes: no memory at {tmp_path / 'absent.db'}\nhint: ")
     not_a_memory = mcp.call("get", {"session_id": "s", "turn_uuid": "t", "memory": "not a memory"})
     assert not_a_memory["isError"] is True
     assert "funes: not a memory: 'not a memory'\nhint: use `local`" in text_of(not_a_memory)
