@@ -16,22 +16,28 @@ Other packages import from this face.
 
 from __future__ import annotations
 
-from funes.redact.gate import GateResult, GateRow, gate, rewrite_block
-from funes.redact.scanner import (
-    MARKER_PREFIX,
-    RULES_VERSION,
-    DetectSecretsScanner,
-    Finding,
-    ResidualScanner,
-    RuleScanner,
-    Scanner,
-    UnionScanner,
-    VendorScanner,
-    default_scanner,
-    gate_scanner,
-    merge,
-    redact,
-)
+from typing import TYPE_CHECKING
+
+from funes.faces import lazy_face
+from funes.redact.lazy import EXPORTS
+
+if TYPE_CHECKING:
+    from funes.redact.gate import GateResult, GateRow, gate, rewrite_block
+    from funes.redact.scanner import (
+        MARKER_PREFIX,
+        RULES_VERSION,
+        DetectSecretsScanner,
+        Finding,
+        ResidualScanner,
+        RuleScanner,
+        Scanner,
+        UnionScanner,
+        VendorScanner,
+        default_scanner,
+        gate_scanner,
+        merge,
+        redact,
+    )
 
 __all__ = [
     "GateResult",
@@ -52,3 +58,5 @@ __all__ = [
     "merge",
     "redact",
 ]
+
+lazy_face(__name__, EXPORTS)  # each name imports its module when first read

@@ -25,28 +25,34 @@ Other packages import from this face, never from its modules.
 
 from __future__ import annotations
 
-from funes.store.curation import ReviewSummary, opening_prompts, session_summaries
-from funes.store.db import versions
-from funes.store.export import (
-    Outbox,
-    OutboxCounts,
-    ReceiptStatus,
-    receipt_forget,
-    receipt_holds,
-    receipt_remote,
-    receipt_status,
-    seal,
-)
-from funes.store.forgetting import ForgetRule
-from funes.store.listing import SessionSummary
-from funes.store.meta import DEFAULT_VECTOR_ELEMENT
-from funes.store.queries import fts_query, query_terms
-from funes.store.reconcile import Held
-from funes.store.redaction import BlockRows
-from funes.store.rows import CHUNK_COLUMNS, StoredChunk, StoreState, StoreStats, UnitRecord
-from funes.store.scope import NO_FILTERS, Filters, ProjectScope, project_matches
-from funes.store.store import Store
-from funes.store.terms import term_presence
+from typing import TYPE_CHECKING
+
+from funes.faces import lazy_face
+from funes.store.lazy import EXPORTS
+
+if TYPE_CHECKING:
+    from funes.store.curation import ReviewSummary, opening_prompts, session_summaries
+    from funes.store.db import versions
+    from funes.store.export import (
+        Outbox,
+        OutboxCounts,
+        ReceiptStatus,
+        receipt_forget,
+        receipt_holds,
+        receipt_remote,
+        receipt_status,
+        seal,
+    )
+    from funes.store.forgetting import ForgetRule
+    from funes.store.listing import SessionSummary
+    from funes.store.meta import DEFAULT_VECTOR_ELEMENT
+    from funes.store.queries import fts_query, query_terms
+    from funes.store.reconcile import Held
+    from funes.store.redaction import BlockRows
+    from funes.store.rows import CHUNK_COLUMNS, StoredChunk, StoreState, StoreStats, UnitRecord
+    from funes.store.scope import NO_FILTERS, Filters, ProjectScope, project_matches
+    from funes.store.store import Store
+    from funes.store.terms import term_presence
 
 __all__ = [
     "CHUNK_COLUMNS",
@@ -80,3 +86,5 @@ __all__ = [
     "term_presence",
     "versions",
 ]
+
+lazy_face(__name__, EXPORTS)  # each name imports its module when first read

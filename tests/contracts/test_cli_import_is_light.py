@@ -68,7 +68,25 @@ def test_the_commands_face_loads_a_verb_module_only_when_a_name_of_it_is_used() 
     assert out.stdout.strip() == "[] [] True", out.stdout
 
 
-@pytest.mark.parametrize("package", ["funes.commands", "funes.memory", "funes.traces"])
+def test_the_recall_verb_loads_neither_the_publish_gate_nor_the_sharing_sql() -> None:
+    """The store's and the secret scanner's faces load a module on first use: recall opens a
+    Store and may redact an outdated row, but the fail-closed publish gate (funes.redact.gate),
+    the push outbox and receipts (funes.store.export) and a project memory's review
+    (funes.store.curation) load only in the verbs that use them (issue 15: cold start)."""
+    code = (
+        "import sys, funes.cli.recall\n"
+        "from funes.store import Store\n"
+        "from funes.redact import default_scanner, redact\n"
+        "print(sorted(m for m in ('funes.redact.gate', 'funes.store.export', "
+        "'funes.store.curation') if m in sys.modules))"
+    )
+    out = _python(code)
+    assert out.stdout.strip() == "[]", out.stdout
+
+
+@pytest.mark.parametrize(
+    "package", ["funes.commands", "funes.memory", "funes.traces", "funes.store", "funes.redact"]
+)
 def test_every_name_of_a_lazy_face_is_its_module_s_object(package: str) -> None:
     import importlib
 
