@@ -10,12 +10,18 @@ it contains (`16 June, 2023` is one day, not also June and 2023).
 
 from __future__ import annotations
 
-import calendar
 import re
 from datetime import UTC, datetime, timedelta
 
-_MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
-_MONTHS.update({name.lower(): i for i, name in enumerate(calendar.month_abbr) if name})
+# English month names and abbreviations, as calendar.month_name / month_abbr give them in the
+# C locale (spelled out: the calendar module costs a cold recall its import, and a locale's own
+# names would make the same query parse differently on another machine)
+_MONTH_NAMES = (
+    "january", "february", "march", "april", "may", "june",
+    "july", "august", "september", "october", "november", "december",
+)  # fmt: skip
+_MONTHS = {name: i for i, name in enumerate(_MONTH_NAMES, start=1)}
+_MONTHS.update({name[:3]: i for i, name in enumerate(_MONTH_NAMES, start=1)})
 _MONTHS["sept"] = 9
 _MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
 _YEAR = r"((?:19|20)\d\d)"

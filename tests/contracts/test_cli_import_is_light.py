@@ -78,7 +78,7 @@ def test_the_recall_verb_loads_neither_the_publish_gate_nor_the_sharing_sql() ->
         "from funes.store import Store\n"
         "from funes.redact import default_scanner, redact\n"
         "print(sorted(m for m in ('funes.redact.gate', 'funes.store.export', "
-        "'funes.store.curation') if m in sys.modules))"
+        "'funes.store.curation', 'calendar') if m in sys.modules))"
     )
     out = _python(code)
     assert out.stdout.strip() == "[]", out.stdout
