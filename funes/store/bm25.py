@@ -11,7 +11,8 @@ million-chunk memory (109 dev-set questions, default pipeline, budget 50k): turn
 54.1 / 90.8 exact → 55.0 / 91.7, session 84.4 / 98.2 → 86.2 / 99.1; without a vector leg the
 cut loses (default without vectors, session hit@5 65.1 → 42.2), so recall without one keeps
 the exact query. A query whose terms match at most `budget` postings in all is answered by
-the exact query (bench/README.md, section 3).
+the exact query (bench/README.md, section 3), and so is a filtered one whose filters keep none
+of the rare terms' rows.
 
 FTS5's bm25(), per phrase p of the query (k1 = 1.2, b = 0.75, sqlite's fts5_aux.c):
     idf(p) · tf · (k1 + 1) / (tf + k1 · (1 − b + b · D / avgdl)),
@@ -104,8 +105,10 @@ def rare_first(
 ) -> list[tuple[int, float]] | None:
     """(rowid, bm25) of the best `k` chunks for `terms` (bm25 negative, lower is better, ties by
     rowid), the candidates drawn by the rarest terms within `budget` postings (`frequencies`:
-    rows each term occurs in). None when every term fits the budget: the exact query is as
-    cheap, run it."""
+    rows each term occurs in). None when the exact query should run instead: every term fits
+    the budget (it is as cheap), or `filters` keep none of the rare terms' rows (those stand
+    for the query over the whole memory, not inside a filter: the rows a filter keeps may
+    hold only the query's common terms)."""
     present = sorted((i for i, n in enumerate(frequencies) if n > 0), key=lambda i: frequencies[i])
     rare: list[int] = []
     spent = 0
@@ -129,7 +132,7 @@ def rare_first(
         },
     ).fetchall()
     if not found:
-        return []
+        return None if where else []
     rows, tokens = fts_totals(raw)
     avgdl = tokens / rows if rows else 1.0
     phrases = [_phrase(p) for p in tokenized([terms[i] for i in common])]

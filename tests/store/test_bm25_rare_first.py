@@ -108,6 +108,22 @@ def test_filters_restrict_the_candidates(tmp_path: Path) -> None:
         assert got and {rows[r].harness for r, _ in got} == {"codex"}
 
 
+def test_filters_that_leave_none_of_the_rare_terms_rows_get_the_exact_query(
+    tmp_path: Path,
+) -> None:
+    """The rare terms stand for the query over the whole memory, not inside a filter: a
+    filter keeping none of their rows (a rare word said only in another agent's sessions)
+    must not empty the leg while the filtered rows hold the query's other terms."""
+    with Store.open(tmp_path / "m.db") as store:
+        _fill(store, ["pool timeout flakyword"] * 3, Harness.CLAUDE_CODE)
+        _fill(store, [f"pool timeout retry {i}" for i in range(60)], Harness.CODEX)
+        codex = Filters(harness="codex")
+        query = "pool timeout flakyword"
+        exact = store.lexical(query, k=10, filters=codex)
+        assert len(exact) == 10
+        assert store.lexical(query, k=10, budget=5, filters=codex) == exact
+
+
 def test_tokens_and_phrases_are_counted_as_fts5_counts_them() -> None:
     positions = tokenized(["set max_connections and max connections; MAX_CONNECTIONS again"])[0]
     assert phrase_count(positions, ["max", "connect"]) == 3  # porter: connections -> connect
