@@ -156,7 +156,9 @@ def test_everything_at_once_loses_nothing_duplicates_nothing_and_blocks_no_reade
             ["get", "nope", "nope"],
         ]
         i = 0
-        while not stop.is_set():
+        # at least one round of the commands, even where a loaded machine makes the storm
+        # end before it: a run started in the storm still has to finish and be right
+        while not stop.is_set() or i < len(commands):
             args = commands[i % len(commands)]
             i += 1
             proc = run_fake_funes(args, env)
@@ -192,7 +194,7 @@ def test_everything_at_once_loses_nothing_duplicates_nothing_and_blocks_no_reade
     written = json.loads(out)
     assert problems == [], problems[:5]
     assert 0 in index_codes and len(index_codes) >= 4, index_codes
-    assert cli_runs[0] >= 3
+    assert cli_runs[0] >= 4, cli_runs  # every command of the round ran and answered right
 
     assert hooks_fired[0] >= 3
     # The index runs drain the spool too and hold the worker lock while they do: a storm can
