@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 
 from funes.commands.push import receipts_dir
 from funes.commands.scope import parse_time, project_scope, resolve_session
-from funes.commands.scrub import gate_cache_path
 from funes.errors import NoIndex, RemoteOffline, UsageError
 from funes.memory import (
     MemoryRef,
@@ -150,7 +149,6 @@ def run_forget(rt: Runtime, plan: ForgetPlan) -> ForgetOutcome:
             )
             if plan.copies:
                 store.note_forgotten_copies(plan.copies)
-            gate_cache_path(store).unlink(missing_ok=True)
         forgotten, _ = store.forgotten()
         reports: list[RemoteForgetReport] = []
         for remote in plan.remotes:

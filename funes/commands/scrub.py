@@ -55,8 +55,9 @@ def run_scrub(rt: Runtime, memory: MemoryRef, *, outdated_only: bool = False) ->
                 spec = rt.embedder_spec_for(store.model_id)
                 store.check_model(spec.model_id)
                 embedder = rt.embedder(spec)
+            # the gate's cache stays: the memory logs the blocks scrub rewrites or drops, and
+            # the next status judges those again (held_back_summary)
             report = scrub(store, default_scanner(), embedder, only_outdated=outdated_only)
-            gate_cache_path(store).unlink(missing_ok=True)  # rows were rewritten in place
         return ScrubOutcome(report, memory.label)
     finally:
         store.close()

@@ -322,6 +322,34 @@ def test_the_held_back_count_is_cached_until_the_memory_changes(tmp_path: Path) 
         store.close()
 
 
+def test_scrub_keeps_the_held_back_cache_and_status_judges_only_what_scrub_rewrote(
+    tmp_path: Path, funes_env: dict[str, str]
+) -> None:
+    """The memory logs every chunk rewritten in place or deleted (schema 7), so `funes scrub`
+    no longer throws the gate's cache away: the next status judges the blocks scrub touched,
+    not the whole memory again (a first status of a large memory takes seconds)."""
+    from funes.commands.scrub import gate_cache_path, held_back_summary
+
+    store, _ = _index(tmp_path, NullScanner(), None)
+    try:
+        blocks = store.raw.execute(
+            "select count(*) from (select distinct session, turn_id, block_idx from chunks)"
+        ).fetchone()[0]
+        held_back_summary(store)
+    finally:
+        store.close()
+    db = tmp_path / "memory.db"
+    proc = subprocess.run([sys.executable, "-m", "funes", "scrub", str(db)], env=funes_env,
+                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    with Store.open(db) as after:
+        assert gate_cache_path(after).exists()
+        counting = _CountingScanner(gate_scanner())
+        held = held_back_summary(after, counting)
+        assert held.ids == set(gate_store(after).held_back_ids)
+        assert 0 < counting.texts < blocks, (counting.texts, blocks)
+
+
 # held back by the push gate's own detectors, let through by index-time redaction
 LEAK = "The key you pasted (`opensesameforever`) returns 401"
 LEAK_TURNS = [
