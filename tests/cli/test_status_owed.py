@@ -123,3 +123,15 @@ def test_status_takes_the_memory_as_every_verb_does_or_as_its_argument(
     assert json.loads(by_flag.stdout)["memory"] == str(other)
     both = run("status", str(other), "--memory", "local")
     assert both.returncode == 1 and "two memories named" in both.stderr
+    # one memory written two ways is one memory: the same file by a second path, local by name
+    # and by its file
+    link = tmp_path / "link.db"
+    link.symlink_to(other)
+    same = run("status", str(other), "--memory", str(link), "--json")
+    assert same.returncode == 0 and same.stdout == by_argument.stdout, same.stderr
+    paths = Paths.resolve()
+    paths.ensure()
+    Store.open(paths.memory_db).close()
+    named = run("status", "local", "--memory", str(paths.memory_db), "--json")
+    assert named.returncode == 0, named.stderr
+    assert json.loads(named.stdout)["memory"] == "local"
