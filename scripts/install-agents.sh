@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install the real agent programs the end-to-end tests drive, pinned, into $AGENTS_DIR
 # (cached: an install already present is kept). Each install runs under a timeout; a failed
-# install is reported and its agent's tests skip with that reason (see tests/e2e_agents/).
+# install is reported and its agent's tests skip with that reason, or fail where
+# FUNES_REQUIRE_AGENTS=1 (as .ci/run sets it; see tests/e2e_agents/).
 set -u
 AGENTS_DIR=${AGENTS_DIR:-/var/cache/agent-e2e}
 mkdir -p "$AGENTS_DIR" 2>/dev/null || { AGENTS_DIR="$HOME/.cache/agent-e2e"; mkdir -p "$AGENTS_DIR"; }
@@ -23,7 +24,7 @@ if command -v npm >/dev/null 2>&1; then
   install_npm codex @openai/codex@0.171.0 codex &
   install_npm pi @mariozechner/pi-coding-agent@0.73.1 pi &
 else
-  echo "npm not found: Claude Code, Codex and pi end-to-end tests will skip" >&2
+  echo "npm not found: Claude Code, Codex and pi end-to-end tests will skip (fail with FUNES_REQUIRE_AGENTS=1)" >&2
 fi
 install_hermes &
 wait
