@@ -153,7 +153,11 @@ def _summary(console: Console, outcome: IndexOutcome) -> None:
     console.print(" ".join(parts), highlight=False)
     if r.per_harness:
         console.print(
-            "  " + ", ".join(f"{h}: {n}" for h, n in sorted(r.per_harness.items())), highlight=False
+            # by the kind of file read (a Parquet export holds several agents' sessions;
+            # `funes status` counts the memory's chunks by agent)
+            "  new chunks by source format: "
+            + ", ".join(f"{h} {n}" for h, n in sorted(r.per_harness.items())),
+            highlight=False,
         )
     skipped = r.read
     bad = {

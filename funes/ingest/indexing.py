@@ -75,7 +75,8 @@ class IndexReport:
     forgotten: int = 0  # chunks not stored: their session was forgotten (`funes forget`)
     failures: list[UnitFailure] = field(default_factory=list)
     read: ReadStats = field(default_factory=ReadStats)
-    per_harness: dict[str, int] = field(default_factory=dict)  # chunks written per harness
+    # chunks written per source format (the unit's harness: a Parquet export is `parquet`)
+    per_harness: dict[str, int] = field(default_factory=dict)
     elapsed_s: float = 0.0
     budget_exhausted: bool = False
     upgrade: ScrubReport | None = None  # stored rows rescanned because the rules improved

@@ -39,6 +39,8 @@ def test_index_recall_get_round_trip_with_provenance(isolated_env: Path) -> None
     write_session(isolated_env, conversation(PAIRS))
     idx = funes("index")
     assert "indexed 4 new chunks" in idx.stderr
+    # counted by the kind of file read, and said so (`funes status` counts chunks by agent)
+    assert "  new chunks by source format: claude_code 4\n" in idx.stderr
     assert idx.stdout == ""
     rec = funes("recall", "why did the nightly export run out of memory", "-k", "2")
     first = rec.stdout.split("---\n")[0].splitlines()
