@@ -17,10 +17,16 @@ packages import from this face, never from its modules.
 
 from __future__ import annotations
 
-from funes.retrieval.pipeline import get_turns, recall
-from funes.retrieval.sessions import SessionPage, list_sessions
-from funes.retrieval.types import Hit, RecallResult, Searchable, TurnView
-from funes.retrieval.union import MemoryUnion
+from typing import TYPE_CHECKING
+
+from funes.faces import lazy_face
+from funes.retrieval.lazy import EXPORTS
+
+if TYPE_CHECKING:
+    from funes.retrieval.pipeline import get_turns, recall
+    from funes.retrieval.sessions import SessionPage, list_sessions
+    from funes.retrieval.types import Hit, RecallResult, Searchable, TurnView
+    from funes.retrieval.union import MemoryUnion
 
 __all__ = [
     "Hit",
@@ -33,3 +39,5 @@ __all__ = [
     "list_sessions",
     "recall",
 ]
+
+lazy_face(__name__, EXPORTS)  # each name imports its module when first read

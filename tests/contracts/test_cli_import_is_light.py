@@ -78,14 +78,22 @@ def test_the_recall_verb_loads_neither_the_publish_gate_nor_the_sharing_sql() ->
         "from funes.store import Store\n"
         "from funes.redact import default_scanner, redact\n"
         "print(sorted(m for m in ('funes.redact.gate', 'funes.store.export', "
-        "'funes.store.curation', 'calendar') if m in sys.modules))"
+        "'funes.store.curation', 'calendar', 'funes.retrieval.sessions') if m in sys.modules))"
     )
     out = _python(code)
     assert out.stdout.strip() == "[]", out.stdout
 
 
 @pytest.mark.parametrize(
-    "package", ["funes.commands", "funes.memory", "funes.traces", "funes.store", "funes.redact"]
+    "package",
+    [
+        "funes.commands",
+        "funes.memory",
+        "funes.traces",
+        "funes.store",
+        "funes.redact",
+        "funes.retrieval",
+    ],
 )
 def test_every_name_of_a_lazy_face_is_its_module_s_object(package: str) -> None:
     import importlib
