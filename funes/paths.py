@@ -11,6 +11,7 @@ Layout (FUNES_HOME set → everything under it; else platformdirs):
     spool/{tmp,new,claimed,failed}/   hook drop-box (0700)
     logs/               worker and hook logs (0600 files)
     data/models/        the int8 graphs funes builds from the embedders (FUNES_MODEL_CACHE)
+    data/staging/       a push's private scratch (0700), removed when it ends (funes.remote)
 """
 
 from __future__ import annotations
@@ -145,6 +146,12 @@ class Paths:
     @property
     def remote_cache(self) -> Path:
         return self.data / "remotes"
+
+    @property
+    def staging(self) -> Path:
+        """Where pushes (and `forget --remote`) stage what they send: one 0700 folder each,
+        removed when it ends, or by the next one when it was killed (funes.remote.staging)."""
+        return self.data / "staging"
 
     @property
     def installed_hook(self) -> Path:

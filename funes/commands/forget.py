@@ -162,6 +162,7 @@ def run_forget(rt: Runtime, plan: ForgetPlan) -> ForgetOutcome:
                 forgotten,
                 receipts=receipts_dir(rt),
                 cache_root=rt.paths.remote_cache,
+                staging=rt.paths.staging,
                 host=rt.host,
             )
             store.drop_forgotten_copies(remote.label)

@@ -75,6 +75,7 @@ def run_push(
         scanner=scanner or gate_scanner(),
         rescan=default_scanner(),
         receipts=ensure_private_dir(receipts_dir(rt)),
+        staging=rt.paths.staging,
         options=PushOptions(
             create=request.create,
             private=request.private,

@@ -73,10 +73,14 @@ class Remote(Protocol):
         """The files at `commit`, fetched once into a local cache (`local_only`: no network)."""
         ...
 
-    def publish(self, base: Snapshot, build: Callable[[Path], None], *, message: str) -> str:
+    def publish(
+        self, base: Snapshot, build: Callable[[Path], None], *, message: str, scratch: Path
+    ) -> str:
         """Apply `build(root)` to a copy of `base` and commit the result on top of `base.commit`.
 
-        `build` writes the new dataset files, manifest and card under `root`. Returns the new
-        commit; raises HeadMoved when the remote moved past `base.commit`.
+        `build` writes the new dataset files, manifest and card under `root`. `scratch` is a
+        private folder of the caller's (funes.remote.staging) where a remote that stages its
+        copy makes it (in a new subfolder, removed before returning). Returns the new commit;
+        raises HeadMoved when the remote moved past `base.commit`.
         """
         ...

@@ -130,7 +130,11 @@ class DirRemote:
     def snapshot(self, commit: str, *, local_only: bool = False) -> Snapshot:
         return Snapshot(commit, self.path, version=_version(commit))
 
-    def publish(self, base: Snapshot, build: Callable[[Path], None], *, message: str) -> str:
+    def publish(
+        self, base: Snapshot, build: Callable[[Path], None], *, message: str, scratch: Path
+    ) -> str:
+        """Append in place under the directory's lock (`scratch` is not needed: Lance
+        versions are the staging)."""
         try:
             with FileLock(str(self.path / LOCK), timeout=LOCK_WAIT_S, mode=0o600):
                 if self.head() != base.commit:

@@ -26,6 +26,7 @@ from funes.remote.base import Remote, RemoteState, Snapshot
 from funes.remote.card import PushFacts, write_sidecars
 from funes.remote.push import MAX_ATTEMPTS, receipt_path
 from funes.remote.read import drop_cache
+from funes.remote.staging import staging_folder
 from funes.store import receipt_forget
 
 
@@ -62,12 +63,15 @@ def forget_on_remote(
     *,
     receipts: Path,
     cache_root: Path,
+    staging: Path,
     host: str | None = None,
     recall_name: str | None = None,
 ) -> RemoteForgetReport:
     """Delete every row of `session_ids` from `remote` in one commit (module docstring).
 
-    Raises RemoteMissing / RemoteOffline / RemoteUnauthorized / RemoteError.
+    `staging`: the private folder under which it stages the commit (Paths.staging; see
+    funes.remote.staging). Raises RemoteMissing / RemoteOffline / RemoteUnauthorized /
+    RemoteError.
     """
     report = RemoteForgetReport(remote.label)
     if not session_ids or not _ready(remote):
@@ -97,11 +101,13 @@ def forget_on_remote(
                 write_sidecars(root, facts)
 
         try:
-            commit = remote.publish(
-                snap,
-                build,
-                message=f"funes forget: -{counted(len(ids), 'chunk')} of forgotten sessions",
-            )
+            with staging_folder(staging, "forget-") as scratch:
+                commit = remote.publish(
+                    snap,
+                    build,
+                    message=f"funes forget: -{counted(len(ids), 'chunk')} of forgotten sessions",
+                    scratch=scratch,
+                )
         except HeadMoved:
             continue
         report.commit, report.deleted_ids = commit, ids

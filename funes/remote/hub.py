@@ -2,10 +2,11 @@
 
 Reads: `head()` is one request (the branch's refs); `snapshot(commit)` downloads the files
 of that commit into the standard HF cache once and then serves them from it. Writes stage a
-copy of the snapshot (immutable data and index files are symlinked, small metadata files
-copied), let the caller's `build` append (or delete) there, and upload exactly the new and
-changed files, deleting the removed ones, in one `create_commit` whose `parent_commit` is the
-snapshot's commit (the Hub answers 412 when the branch moved: HeadMoved).
+copy of the snapshot in the caller's private scratch folder (funes.remote.staging: immutable
+data and index files are symlinked, small metadata files copied), let the caller's `build`
+append (or delete) there, and upload exactly the new and changed files, deleting the removed
+ones, in one `create_commit` whose `parent_commit` is the snapshot's commit (the Hub answers
+412 when the branch moved: HeadMoved).
 """
 
 from __future__ import annotations
@@ -135,8 +136,12 @@ class HubRemote:
             raise _mapped(exc, self.label) from exc
         return Snapshot(root.name, root)  # the cache folder is named after the commit
 
-    def publish(self, base: Snapshot, build: Callable[[Path], None], *, message: str) -> str:
-        with tempfile.TemporaryDirectory(prefix="funes-push-") as tmp:
+    def publish(
+        self, base: Snapshot, build: Callable[[Path], None], *, message: str, scratch: Path
+    ) -> str:
+        """Stage a copy of `base` in a new folder under `scratch`, let `build` change it, and
+        commit what changed on top of `base.commit` (module docstring)."""
+        with tempfile.TemporaryDirectory(prefix="repo-", dir=scratch) as tmp:
             stage = Path(tmp) / "repo"
             with umask_at_least():  # the staged copy is the memory's text: private
                 before = stage_copy(base.root, stage)

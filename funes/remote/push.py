@@ -21,7 +21,6 @@ written after the gate ran wait for the next push).
 from __future__ import annotations
 
 import datetime as dt
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +42,7 @@ from funes.remote import lance_export
 from funes.remote.arenas import cap_malloc_arenas
 from funes.remote.base import Remote, RemoteState, Snapshot
 from funes.remote.card import PushFacts, write_sidecars
+from funes.remote.staging import staging_folder
 from funes.store import Outbox
 
 MAX_ATTEMPTS = 10
@@ -182,10 +182,15 @@ def push(
     *,
     scanner: Scanner,
     receipts: Path,
+    staging: Path,
     options: PushOptions,
     rescan: Scanner | None = None,
 ) -> PushReport:
     """Publish the chunks of the memory at `memory` that `remote` lacks (module docstring).
+
+    `receipts` is this host's receipts folder; `staging` the private folder under which the
+    push stages its work (Paths.staging: a subfolder of its own, removed at the end, and the
+    subfolders of killed pushes swept first; funes.remote.staging).
 
     Raises RemoteMissing / RemoteOffline / RemoteUnauthorized / IncompatibleStore /
     RemoteError, and PushRefused (exit 2) when the gate held back every pending chunk and
@@ -199,8 +204,8 @@ def push(
     _prepare(remote, options, report)
     ensure_private_dir(receipts)
     with (
-        tempfile.TemporaryDirectory(prefix="funes-outbox-") as tmp,
-        Outbox(memory, Path(tmp) / "outbox.db") as box,
+        staging_folder(staging, "push-") as scratch,
+        Outbox(memory, scratch / "outbox.db") as box,
     ):
         if options.sessions is not None:
             box.only_sessions(sorted(options.sessions))
@@ -288,7 +293,10 @@ def push(
 
             try:
                 commit = remote.publish(
-                    snap, build, message=f"funes push: +{counted(to_send, 'chunk')}"
+                    snap,
+                    build,
+                    message=f"funes push: +{counted(to_send, 'chunk')}",
+                    scratch=scratch,
                 )
             except HeadMoved:
                 continue

@@ -272,7 +272,10 @@ def test_secrets_park_a_push_that_holds_only_secrets_and_stay_local_when_others_
 def test_a_push_killed_mid_commit_then_pushed_again_leaves_the_rows_of_one_clean_push(
     tmp_path: Path, hub: HubFake
 ) -> None:
-    a = host(tmp_path, "a", hub)
+    tmpdir = tmp_path / "tmpdir"  # a killed push once left its staging there, for good
+    tmpdir.mkdir()
+    a = host(tmp_path, "a", hub, TMPDIR=str(tmpdir))
+    staging = Path(a["FUNES_HOME"]) / "data" / "staging"
     session(a, A_TURNS)
     session(a, B_OLD)
     assert funes(a, "index", "--yes").returncode == 0
@@ -303,9 +306,12 @@ def test_a_push_killed_mid_commit_then_pushed_again_leaves_the_rows_of_one_clean
     while commits(hub) < 2 and time.monotonic() < deadline:
         time.sleep(0.05)
     assert commits(hub) == 2
+    assert [p.name[:5] for p in staging.iterdir() if p.is_dir()] == ["push-"]  # the last kill's
     again = funes(a, "push", REPO, "--yes")
     assert again.returncode == 0, again.stderr
     assert "is up to date" in again.stdout
+    assert [p.name for p in staging.iterdir()] == [".lock"]  # swept by the next push
+    assert list(tmpdir.glob("funes-*")) == []  # (onnxruntime keeps its .ses there)
     clean = funes(a, "push", "team/clean", "--yes")
     assert clean.returncode == 0, clean.stderr
     assert remote_ids(hub, tmp_path) == remote_ids(hub, tmp_path, "team/clean")
