@@ -2,10 +2,13 @@
 
     classify the remote (missing → refuse unless asked to create; offline/unauthorized → refuse)
     loop (≤ MAX_ATTEMPTS):
-        head → snapshot → the remote's ids into the outbox
-        first time only: wrong-memory guard, then the secrets gate over every pending block
-        nothing cleared → PushRefused when the gate held back a block the last push did not
-                          (this push had something new to send, and all of it was refused)
+        head → snapshot → the remote's ids into the outbox (a remote to create: none)
+        wrong-memory guard (until confirmed)
+        first time only: the secrets gate over every pending block
+        nothing cleared → PushRefused when the gate held back a block the last push did not,
+                          or the remote is still to be created (this push had something new
+                          to send, and all of it was refused: nothing is created)
+        a remote to create → create it now, and redo on its head
         nothing cleared left → up to date (blocks held back before stay local, reported)
         publish(snapshot, append cleared rows + indexes + manifest + card)
             HeadMoved → another writer landed first: redo on the new head
@@ -106,7 +109,10 @@ def receipt_path(receipts: Path, remote: Remote) -> Path:
     return receipts / f"{remote.key}.db"
 
 
-def _prepare(remote: Remote, options: PushOptions, report: PushReport) -> None:
+def _prepare(remote: Remote, options: PushOptions) -> bool:
+    """Check that a push to `remote` can start; True when the remote is missing and is to be
+    created (`--create`), which the push does only once the gate cleared something to send.
+    Raises RemoteUnauthorized, RemoteOffline, RemoteMissing."""
     remote.require_write_access()
     state = remote.state()
     if state is RemoteState.OFFLINE:
@@ -122,8 +128,33 @@ def _prepare(remote: Remote, options: PushOptions, report: PushReport) -> None:
                 "remotes unless asked",
                 hint="check the name, or pass --create to create it (private unless --public)",
             )
-        remote.create(private=options.private)
-        report.created = True
+        return True
+    return False
+
+
+def _confirm_target(box: Outbox, snap: Snapshot, remote: Remote, options: PushOptions) -> bool:
+    """The wrong-memory guard: a remote that already holds chunks, none of them ours, is
+    pushed to only when the user says so (an empty remote, just created or never pushed to, is
+    not a wrong memory). True once confirmed (no need to ask again); raises RemoteError when
+    refused or nobody can be asked."""
+    if options.assume_yes:
+        return True
+    if not snap.has_dataset:
+        return False
+    counts = box.counts()
+    if counts.shared or not counts.pending:
+        return False
+    question = (
+        f"{remote.label} shares no chunks with this memory (a first push, or the "
+        f"wrong remote). Push {counted(counts.pending, 'chunk')} to it?"
+    )
+    if options.confirm is None or not options.confirm(question):
+        raise RemoteError(
+            f"refusing to push {counted(counts.pending, 'chunk')} to {remote.label}: it shares "
+            "no chunks with this memory",
+            hint="check the remote, then re-run with --yes",
+        )
+    return True
 
 
 def _load_remote_ids(box: Outbox, snap: Snapshot, label: str, report: PushReport) -> None:
@@ -201,7 +232,7 @@ def push(
     rescan = rescan if rescan is not None else default_scanner()
     cap_malloc_arenas()  # before Lance's threads make theirs: bounds the peak (funes.remote.arenas)
     lance_export.require()  # before the remote is touched: a missing extra leaves no trace
-    _prepare(remote, options, report)
+    to_create = _prepare(remote, options)
     ensure_private_dir(receipts)
     with (
         staging_folder(staging, "push-") as scratch,
@@ -215,47 +246,46 @@ def push(
                 "this memory has no vectors to share",
                 hint="run `funes index` with vector search available (sqlite-vec), then push",
             )
-        gated = False
+        gated = confirmed = False
         for attempt in range(1, MAX_ATTEMPTS + 1):
             report.attempts = attempt
-            snap = remote.snapshot(remote.head())
+            # a remote still to be created holds nothing (version 0: no dataset)
+            snap = Snapshot("", scratch, version=0) if to_create else remote.snapshot(remote.head())
             _load_remote_ids(box, snap, remote.label, report)
             meta = {"remote": remote.label, "commit": snap.commit, "checked_at": _now()}
+            confirmed = confirmed or _confirm_target(box, snap, remote, options)
             if not gated:
                 counts = box.counts()
                 report.unembedded = counts.unembedded
                 report.left_out, report.left_out_sessions = box.left_out()
-                if counts.pending == 0:
+                if counts.pending == 0 and not to_create:
                     box.write_receipt(receipt_path(receipts, remote), published=False, meta=meta)
                     report.up_to_date, report.commit = True, snap.commit
                     return report
-                # The wrong-memory guard: a remote that already holds chunks, none of them ours.
-                # An empty remote (just created, or never pushed to) is not a wrong memory.
-                if counts.shared == 0 and snap.has_dataset and not options.assume_yes:
-                    question = (
-                        f"{remote.label} shares no chunks with this memory (a first push, or the "
-                        f"wrong remote). Push {counted(counts.pending, 'chunk')} to it?"
-                    )
-                    if options.confirm is None or not options.confirm(question):
-                        raise RemoteError(
-                            f"refusing to push {counted(counts.pending, 'chunk')} to {remote.label}: "
-                            "it shares "
-                            "no chunks with this memory",
-                            hint="check the remote, then re-run with --yes",
-                        )
                 _run_gate(box, scanner, rescan, report)
                 gated = True
-                if report.held_back and box.cleared_total() == 0 and box.newly_held():
-                    # recorded, so that the next push knows these blocks and is up to date
-                    box.write_receipt(receipt_path(receipts, remote), published=False, meta=meta)
+                if (
+                    report.held_back
+                    and box.cleared_total() == 0
+                    and (box.newly_held() or to_create)
+                ):
+                    if not to_create:  # recorded: the next push knows these blocks, up to date
+                        box.write_receipt(
+                            receipt_path(receipts, remote), published=False, meta=meta
+                        )
                     raise PushRefused(
                         f"every pending chunk ({report.held_back} in "
                         f"{counted(report.dirty_blocks, 'block')}) holds "
-                        "a secret: nothing was published",
+                        "a secret: nothing was published"
+                        + (f" and {remote.label} was not created" if to_create else ""),
                         hint=f"the chunks stay local; to publish them: {report.fix}, then push "
                         "again",
                         fix=report.fix,
                     )
+            if to_create:  # the gate cleared something to send (or there is nothing to gate)
+                remote.create(private=options.private)
+                report.created, to_create = True, False
+                continue  # redo on the new remote's head
             to_send = box.cleared_pending()
             if to_send == 0:  # another writer published them, or only old held-back blocks are left
                 box.write_receipt(receipt_path(receipts, remote), published=False, meta=meta)

@@ -22,6 +22,28 @@ CLEAN = [
 ]
 
 
+def test_a_first_push_the_gate_refuses_entirely_creates_no_remote(
+    isolated_env: Path, run: Callable[..., Ran], tmp_path: Path
+) -> None:
+    """`--create` with every block held back: exit 2 and no directory (one holding only
+    funes.json read as a memory `up to date (commit v0)` to every later push)."""
+    claude = isolated_env / ".claude"
+    remote = tmp_path / "remote"
+    write_claude_session(claude, [("assistant", LEAK)])
+    assert run("index").returncode == 0
+    for _ in range(2):
+        refused = run("push", str(remote), "--create")
+        assert refused.returncode == 2, refused.stderr
+        assert f"nothing was published and {remote.as_uri()} was not created" in refused.stderr
+        assert not remote.exists()
+    write_claude_session(claude, CLEAN)
+    assert run("index").returncode == 0
+    made = run("push", str(remote), "--create")
+    assert made.returncode == 0, made.stderr
+    assert f"created {remote.as_uri()} (private)" in made.stderr
+    assert made.stdout.startswith("pushed 2 chunks to ")
+
+
 def test_a_push_finding_only_blocks_held_back_before_is_up_to_date_and_exits_0(
     isolated_env: Path, run: Callable[..., Ran], tmp_path: Path
 ) -> None:

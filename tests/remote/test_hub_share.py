@@ -200,13 +200,21 @@ def test_the_push_gate_holds_back_secrets_an_older_index_left_in_the_memory(
 def test_a_push_whose_every_chunk_holds_a_secret_publishes_nothing_and_exits_2(
     tmp_path: Path, hub: HubFake
 ) -> None:
+    """…and creates nothing: `--create` makes the repository only once the gate cleared
+    something to send (an empty one would read as an up-to-date memory)."""
     a = machine(tmp_path, "a", hub)
     write_claude_session(claude_home(a), [("assistant", "token " + minted_github_token())])
     index_without_redaction(a)
+    for _ in range(2):  # the second is refused too, not `up to date`
+        done = funes(a, "push", REPO, "--create", "--yes")
+        assert done.returncode == 2, done.stderr
+        assert "nothing was published" in done.stderr and "was not created" in done.stderr
+    assert not hub.state.exists("dataset", REPO)
+    assert [p for m, p, _ in hub.log if m == "POST" and p == "/api/repos/create"] == []
+    indexed(a, [("user", "the avocet notes"), ("assistant", "Avocet notes live in the wiki.")])
     done = funes(a, "push", REPO, "--create", "--yes")
-    assert done.returncode == 2, done.stderr
-    assert "nothing was published" in done.stderr
-    assert len(hub.state.history("dataset", REPO)) == 1  # only the repo's initial commit
+    assert done.returncode == 0 and f"created hf://datasets/{REPO} (private)" in done.stderr
+    assert done.stdout.startswith("pushed 2 chunks") and hub.state.is_private("dataset", REPO)
 
 
 def _assert_absent(hub: HubFake, tmp_path: Path, secret: str, *, present: str) -> None:

@@ -376,7 +376,7 @@ def test_a_scanner_error_publishes_nothing(tmp_path: Path) -> None:
             PushRequest(create=True, assume_yes=True),
             scanner=_Boom(),
         )
-    assert not (tmp_path / "d" / "chunks.lance").exists()
+    assert not (tmp_path / "d").exists()  # --create made nothing either
     assert RuleScanner().scan("nothing here") == []
 
 
