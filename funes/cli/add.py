@@ -215,12 +215,15 @@ def _first_push(rt: Runtime, console: Console, ref: MemoryRef, *, yes: bool) -> 
         )
     except PushRefused as exc:  # every pending chunk holds a secret: the binding still stands
         console.print(f"  [yellow]warning[/]: {exc.message}", highlight=False)
+        if exc.hint:  # what publishes them, as `funes push` says it
+            console.print(f"  hint: {exc.hint}", highlight=False)
         return
     if report.held_back:
+        n = report.held_back
         console.print(
-            f"  [yellow]warning[/]: held back {counted(report.held_back, 'chunk')} that "
-            f"{plural(report.held_back, 'contains', 'contain')} secrets "
-            "(they stay local)",
+            f"  [yellow]warning[/]: held back {counted(n, 'chunk')} that "
+            f"{plural(n, 'contains', 'contain')} secrets ({plural(n, 'it stays', 'they stay')} "
+            f"local; to publish {plural(n, 'it', 'them')}: {report.next_step})",
             highlight=False,
         )
     if report.up_to_date:

@@ -59,7 +59,7 @@ def push(rt: Runtime, remote: str, create: bool, private: bool, yes: bool) -> No
         )
         click.echo(
             f"  {'nothing new to send; ' if report.up_to_date else ''}`funes status` says how to "
-            f"publish {plural(report.held_back, 'it', 'them')}: {report.fix}, then push again",
+            f"publish {plural(report.held_back, 'it', 'them')}: {report.next_step}",
             err=True,
         )
     # up to date with blocks held back: earlier pushes held back all of them (a new one alone

@@ -100,6 +100,12 @@ class PushReport:
             return "funes scrub"
         return "take the secret out of the transcript, then funes index --yes"
 
+    @property
+    def next_step(self) -> str | None:
+        """What publishes the chunks held back, as every message about them words it:
+        `<fix>, then push again` (None: none were held back)."""
+        return f"{self.fix}, then push again" if self.fix else None
+
 
 def _now() -> str:
     return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -278,8 +284,7 @@ def push(
                         f"{counted(report.dirty_blocks, 'block')}) holds "
                         "a secret: nothing was published"
                         + (f" and {remote.label} was not created" if to_create else ""),
-                        hint=f"the chunks stay local; to publish them: {report.fix}, then push "
-                        "again",
+                        hint=f"the chunks stay local; to publish them: {report.next_step}",
                         fix=report.fix,
                     )
             if to_create:  # the gate cleared something to send (or there is nothing to gate)

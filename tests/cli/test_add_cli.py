@@ -7,7 +7,16 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from support.claude import write_claude_session
 from support.cli import Ran
+
+# held back by the push gate, let through by index-time redaction (tests/cli/test_push_cli.py)
+LEAK = "The key you pasted (`opensesameforever`) returns 401"
+OTHER_LEAK = "The key you pasted (`swordfishsesame`) returns 401"
+CLEAN = [
+    ("user", "why does the grebe sync stall at night?"),
+    ("assistant", "The grebe sync waits on a stale lock file; we delete it at boot now."),
+]
 
 
 @pytest.fixture
@@ -75,3 +84,27 @@ def test_adding_hermes_names_the_allowlist_it_pre_approves(
     )
     again = run("add", "hermes", "--no-index")
     assert "hermes: nothing to change" in again.stderr and "pre-approved" not in again.stderr
+
+
+@pytest.mark.models
+def test_adds_first_push_names_what_publishes_the_blocks_it_held_back_as_push_does(
+    isolated_env: Path, tmp_path: Path, run: Callable[..., Ran]
+) -> None:
+    claude = isolated_env / ".claude"
+    shared = str(tmp_path / "shared")
+    step = "take the secret out of the transcript, then funes index --yes, then push again"
+    write_claude_session(claude, [("assistant", LEAK)])
+    refused = run("add", "claude", shared, "--create", "--yes")  # every block held back
+    assert refused.returncode == 0, refused.stderr  # the binding still stands
+    assert "nothing was published" in refused.stderr
+    assert f"hint: the chunks stay local; to publish them: {step}" in refused.stderr
+
+    write_claude_session(claude, [*CLEAN, ("assistant", OTHER_LEAK)])
+    again = run("add", "claude", shared, "--yes")  # a new block held back, the rest sent
+    assert again.returncode == 0, again.stderr
+    assert (
+        "warning: held back 2 chunks that contain secrets (they stay local; to publish them: "
+        f"{step})" in " ".join(again.stderr.split())
+    )
+    assert "pushed 2 chunks to " in again.stderr
+    assert "opensesameforever" not in refused.stderr + again.stderr
