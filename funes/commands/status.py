@@ -12,7 +12,7 @@ from funes.commands.bindings import BindingStatus, binding_status, included
 from funes.commands.curate import CurationStatus, curation_status
 from funes.commands.push import receipts_dir
 from funes.commands.scrub import held_back_summary
-from funes.errors import FunesError, SecretScanFailed, StoreError
+from funes.errors import FunesError, IncompatibleStore, SecretScanFailed, StoreError
 from funes.memory import (
     MemoryKind,
     MemoryRef,
@@ -125,6 +125,7 @@ def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
             report.path = str(memory.path)
             report.stats = store.stats()
             report.embedder = store.model_id
+            embeds = _model_status(rt, store, report)
             report.unembedded = _unembedded(store)
             if not store.vectors_available:
                 report.vectors_note = store.vectors_unavailable_reason
@@ -137,7 +138,7 @@ def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
 
                 report.owed = count_owed(discover(rt.homes), store, default_scanner(), host=rt.host)
                 report.pushes = _push_status(rt, None)
-                _recipe_status(store, report)
+                _recipe_status(store, report, embeds=embeds)
             _secrets_status(store, report)
             _forgotten_status(store, report)
         except FunesError as exc:  # damaged pages past the header: say so (and what to do)
@@ -164,6 +165,29 @@ def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
     return report
 
 
+def _model_status(rt: Runtime, store: Store, report: StatusReport) -> bool:
+    """Whether the next `funes index` can embed into the memory with the embedding model this
+    environment chooses for it (`Runtime.embedder_spec_for`, as recall and index choose it).
+
+    A model that does not fit the memory is said in `attention` in the words of the error
+    `funes recall` stops with, and that error's hint (what fixes it) goes to `next_steps`."""
+    spec = rt.embedder_spec_for(store.model_id)
+    try:
+        store.check_model(spec.model_id)
+    except IncompatibleStore as exc:
+        try:
+            store.check_model(spec.model_id, writing=True)  # no vector yet: an index takes over
+            refused, embeds = "`funes recall` refuses it", True
+        except IncompatibleStore:
+            refused, embeds = "`funes recall` and `funes index` refuse it", False
+        chosen = f" (FUNES_EMBEDDER={rt.models.embedder})" if rt.models.embedder else ""
+        report.attention.append(f"{exc.message}{chosen}: {refused}")
+        if exc.hint:
+            report.next_steps.append(exc.hint)
+        return embeds
+    return True
+
+
 def _unembedded(store: Store) -> int | None:
     """Chunks owed a vector (store `vectors_owed`: no scan); None when the memory has no
     vectors or its owed vectors are not counted yet."""
@@ -173,29 +197,38 @@ def _unembedded(store: Store) -> int | None:
     return None if counts is None else sum(counts.values())
 
 
-def _recipe_status(store: Store, report: StatusReport) -> None:
+def _recipe_status(store: Store, report: StatusReport, *, embeds: bool) -> None:
     """A memory whose vectors an older funes made: `funes index` re-embeds it (reembed.py);
-    chunks still without a vector (a budgeted first index embeds them over later runs)."""
+    chunks still without a vector (a budgeted first index embeds them over later runs).
+    `embeds` False: the next index cannot embed (`_model_status` said why), so neither is
+    promised."""
     from funes.ingest import chunks_owed
 
     owed = chunks_owed(store)
     if owed:
-        report.attention.append(
+        line = (
             f"{counted(owed, 'chunk')} {plural(owed, 'has', 'have')} vectors of the "
-            f"`{store.embedding_input}` embedding recipe of an older funes: `funes index --yes` "
-            f"re-embeds {plural(owed, 'it', 'them')} with `{EMBED_INPUT}`"
+            f"`{store.embedding_input}` embedding recipe of an older funes"
         )
-        report.next_steps.append("funes index --yes")
+        if embeds:
+            line += f": `funes index --yes` re-embeds {plural(owed, 'it', 'them')} with `{EMBED_INPUT}`"
+            report.next_steps.append("funes index --yes")
+        report.attention.append(line)
     counts = store.owed_counts()
     if counts is None or not store.vectors_available or store.model_id is None:
         return
     searched = sum(n for priority, n in counts.items() if priority < 2)
     if searched:
-        report.attention.append(
+        line = (
             f"{counted(searched, 'chunk')} {plural(searched, 'is', 'are')} not searchable by "
-            f"meaning yet (BM25 finds {plural(searched, 'it', 'them')}): the next `funes index`, "
-            f"and the hook after each turn, embed {plural(searched, 'it', 'them')}, prose first"
+            f"meaning yet (BM25 finds {plural(searched, 'it', 'them')})"
         )
+        if embeds:
+            line += (
+                ": the next `funes index`, and the hook after each turn, embed "
+                f"{plural(searched, 'it', 'them')}, prose first"
+            )
+        report.attention.append(line)
 
 
 def _forgotten_status(store: Store, report: StatusReport) -> None:

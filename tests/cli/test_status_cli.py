@@ -4,6 +4,7 @@ memory that is not there."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -69,3 +70,48 @@ def test_status_of_a_named_memory_that_is_not_there_says_so_and_exits_1(
     local = run("status", "--format", "agent")
     assert local.returncode == 0 and "(no memory yet)" in local.stdout
     assert "next: funes index" in local.stdout
+
+
+def _next_and_attention(run: Callable[..., Ran]) -> tuple[list[str], list[str]]:
+    """(`next:` lines, `attention:` lines) of the agent-format status."""
+    out = run("status", "--format", "agent")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    return (
+        [line.removeprefix("next: ") for line in lines if line.startswith("next: ")],
+        [line.removeprefix("attention: ") for line in lines if line.startswith("attention: ")],
+    )
+
+
+def test_status_with_another_embedding_model_gives_the_next_step_recall_gives(
+    isolated_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run: Callable[..., Ran]
+) -> None:
+    """Status said `next: funes recall` when FUNES_EMBEDDER named another model than the
+    memory's, and that recall then stopped (exit 1) on the mismatch. Status says so, and its
+    next step is the hint recall's error gives, for a memory holding vectors and one not."""
+    write_claude_session(isolated_env / ".claude")
+    offline = os.environ["FUNES_EMBEDDER"]
+    assert run("index", "--yes").returncode == 0
+    monkeypatch.setenv("FUNES_EMBEDDER", "bge-small-en-v1.5")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "empty-hf"))  # it could not load either
+    refused = run("recall", "database locked")
+    assert refused.returncode == 1
+    hint = refused.stderr.splitlines()[-1].removeprefix("  hint: ")
+    steps, attention = _next_and_attention(run)
+    assert steps[0] == hint and not any(step.startswith("funes recall") for step in steps)
+    assert any(
+        "built with" in line and "not BAAI/bge-small-en-v1.5" in line and "refuse it" in line
+        for line in attention
+    ), attention
+    assert not any("embed" in line for line in attention), attention  # no index embeds it
+
+    # a memory an offline first index stamped without a vector: index takes it over
+    monkeypatch.setenv("FUNES_HOME", str(tmp_path / "second"))
+    assert run("index", "--yes").returncode == 1  # bge cannot load offline: chunks, no vector
+    monkeypatch.setenv("FUNES_EMBEDDER", offline)
+    refused = run("recall", "database locked")
+    assert refused.returncode == 1
+    hint = refused.stderr.splitlines()[-1].removeprefix("  hint: ")
+    steps, attention = _next_and_attention(run)
+    assert steps[0] == hint and "`funes index`" in hint
+    assert not any(step.startswith("funes recall") for step in steps), steps
