@@ -117,6 +117,7 @@ def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
     if found.state is MemoryState.MISSING:
         if memory.kind is not MemoryKind.LOCAL:
             raise StoreError(found.problem or f"no memory at {memory.path}", hint=found.hint)
+        _model_status(rt, None, report)
         report.sources = _source_status(rt, None)
     else:
         store = Store.open(memory.path, readonly=True)
@@ -155,7 +156,7 @@ def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
         report.attention.append(f"{counted(owed, 'agent session file')} not indexed yet")
         report.next_steps.append("funes index")
     if not report.exists or (report.stats and report.stats.chunks == 0):
-        if not report.next_steps:
+        if "funes index" not in report.next_steps:
             report.next_steps.append("funes index")
         if not any(a.hook_installed for a in report.agents):
             names = "|".join(agent.name for agent in installable())
@@ -165,26 +166,51 @@ def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
     return report
 
 
-def _model_status(rt: Runtime, store: Store, report: StatusReport) -> bool:
-    """Whether the next `funes index` can embed into the memory with the embedding model this
-    environment chooses for it (`Runtime.embedder_spec_for`, as recall and index choose it).
+def _model_status(rt: Runtime, store: Store | None, report: StatusReport) -> bool:
+    """Whether the next `funes index` can embed into the memory (`store`; None: the local
+    memory before its first index) with the embedding model this environment chooses for it
+    (`Runtime.embedder_spec_for`, as recall and index choose it).
 
-    A model that does not fit the memory is said in `attention` in the words of the error
-    `funes recall` stops with, and that error's hint (what fixes it) goes to `next_steps`."""
-    spec = rt.embedder_spec_for(store.model_id)
-    try:
-        store.check_model(spec.model_id)
-    except IncompatibleStore as exc:
+    What stands in the way goes to `attention`, and what fixes it to `next_steps`: a model
+    that does not fit the memory, in the words of the error `funes recall` stops with (its
+    hint is the fix); a model that cannot load here (`Runtime.check_embedder`: not cached
+    while HF_HUB_OFFLINE is set, a package not installed, a FUNES_MODEL_CACHE that cannot hold
+    its int8 graph), with the hint of the error the load raises. A model that is not here but
+    may download is said too, with what to do where the Hub cannot be reached."""
+    spec = rt.embedder_spec_for(store.model_id if store is not None else None)
+    if store is not None:
         try:
-            store.check_model(spec.model_id, writing=True)  # no vector yet: an index takes over
-            refused, embeds = "`funes recall` refuses it", True
-        except IncompatibleStore:
-            refused, embeds = "`funes recall` and `funes index` refuse it", False
-        chosen = f" (FUNES_EMBEDDER={rt.models.embedder})" if rt.models.embedder else ""
-        report.attention.append(f"{exc.message}{chosen}: {refused}")
-        if exc.hint:
-            report.next_steps.append(exc.hint)
-        return embeds
+            store.check_model(spec.model_id)
+        except IncompatibleStore as exc:
+            try:
+                store.check_model(spec.model_id, writing=True)  # no vector yet: index takes over
+                refused, embeds = "`funes recall` refuses it", True
+            except IncompatibleStore:
+                refused, embeds = "`funes recall` and `funes index` refuse it", False
+            chosen = f" (FUNES_EMBEDDER={rt.models.embedder})" if rt.models.embedder else ""
+            report.attention.append(f"{exc.message}{chosen}: {refused}")
+            if exc.hint:
+                report.next_steps.append(exc.hint)
+            return embeds
+    check = rt.check_embedder(spec)
+    if check.error is not None:
+        report.attention.append(
+            f"the embedding model cannot load ({check.error.message}): `funes index` stores "
+            "chunks without vectors and `funes recall` answers from BM25 alone"
+        )
+        if check.error.hint:
+            report.next_steps.append(check.error.hint)
+        return False
+    if check.download is not None:
+        report.attention.append(
+            f"the embedding model {spec.name} is not on this machine yet: the next `funes "
+            "index` downloads it from the Hugging Face Hub"
+            + (
+                f" (where the Hub cannot be reached: {check.download.hint})"
+                if check.download.hint
+                else ""
+            )
+        )
     return True
 
 
@@ -211,7 +237,9 @@ def _recipe_status(store: Store, report: StatusReport, *, embeds: bool) -> None:
             f"`{store.embedding_input}` embedding recipe of an older funes"
         )
         if embeds:
-            line += f": `funes index --yes` re-embeds {plural(owed, 'it', 'them')} with `{EMBED_INPUT}`"
+            line += (
+                f": `funes index --yes` re-embeds {plural(owed, 'it', 'them')} with `{EMBED_INPUT}`"
+            )
             report.next_steps.append("funes index --yes")
         report.attention.append(line)
     counts = store.owed_counts()

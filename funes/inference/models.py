@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -100,6 +101,31 @@ def available_locally(spec: ModelSpec) -> bool:
         elif cached_file(spec.repo_id, file.path, revision=spec.revision) is None:
             return False
     return True
+
+
+@dataclass(frozen=True, slots=True)
+class LoadCheck:
+    """What loading an embedder would meet on this machine, judged from its files alone (no
+    network, no hashing, no onnxruntime): `error`, what the load raises when it cannot
+    succeed; `download`, when files are not here and HF_HUB_OFFLINE is not set (the load
+    downloads them), what it raises if the Hub cannot be reached. No error does not promise
+    a load: a download may fail, a corrupt file fails its hash."""
+
+    error: ModelUnavailable | None = None
+    download: ModelUnavailable | None = None
+
+
+def check_load(spec: ModelSpec, *, cache_dir: Path, offline: bool) -> LoadCheck:
+    """Check embedder `spec` (see LoadCheck): its package files, its Hub files (`offline`:
+    HF_HUB_OFFLINE is set, so those not cached cannot come) and whether the model cache
+    (`cache_dir`, FUNES_MODEL_CACHE) can hold its int8 graph."""
+    from funes.inference.files import package_problem, uncached
+    from funes.inference.quantize import cache_problem
+
+    missing = uncached(spec, offline=offline)
+    if offline and missing is not None:
+        return LoadCheck(error=package_problem(spec) or missing)
+    return LoadCheck(package_problem(spec) or cache_problem(spec, cache_dir), missing)
 
 
 def load_embedder(

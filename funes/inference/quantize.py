@@ -41,6 +41,7 @@ size and mtime). A missing, partial or altered graph is rebuilt. Needs the `onnx
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import logging
@@ -168,6 +169,29 @@ def _cache_unusable(spec: ModelSpec, cache_dir: Path, exc: OSError) -> ModelUnav
         hint="point FUNES_MODEL_CACHE at a directory this user can write (funes builds the "
         "graph there once; default `<data>/models`)",
     )
+
+
+def cache_problem(spec: ModelSpec, cache_dir: Path) -> ModelUnavailable | None:
+    """The error `build_graph` would raise for a cache that cannot hold the int8 graph of
+    `spec`, judged without writing anything: something other than a directory is at
+    `cache_dir` or above it, or this user cannot create or write it. None when the graph is
+    built there already (its hash is checked when it loads) or the cache can hold it."""
+    if cached_graph(spec, cache_dir) is not None:
+        return None
+    probe, child = cache_dir, cache_dir  # child: what a build creates (or writes) first
+    while not probe.exists():
+        if probe.parent == probe:
+            break
+        probe, child = probe.parent, probe
+    if not probe.is_dir():
+        error: OSError = NotADirectoryError(
+            errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(cache_dir)
+        )
+    elif not os.access(probe, os.W_OK | os.X_OK):
+        error = PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(child))
+    else:
+        return None
+    return _cache_unusable(spec, cache_dir, error)
 
 
 def _optimized(

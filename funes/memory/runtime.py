@@ -19,10 +19,12 @@ from funes.errors import ModelUnavailable
 from funes.inference import (
     Embedder,
     LazyEmbedder,
+    LoadCheck,
     ModelSpec,
     QueryModel,
     Reranker,
     available_locally,
+    check_load,
     embedder_for_model_id,
     embedder_spec,
     load_reranker,
@@ -56,6 +58,9 @@ class Runtime:
     models: ModelChoice
     host: str = field(default_factory=host_name)
     offline: bool = False  # remote memories: read the last cached commit, no network
+    # HF_HUB_OFFLINE: a model that is not cached cannot be downloaded (`--offline` leaves
+    # downloads as they are; it only sets `offline`)
+    models_offline: bool = False
     remote: RemoteParams = REMOTE
     _embedders: dict[str, LazyEmbedder] = field(default_factory=dict)
     _reranker: Reranker | None = None
@@ -71,6 +76,7 @@ class Runtime:
             AgentHomes.resolve(env),
             models,
             offline=hub_offline(env),
+            models_offline=hub_offline(env),
             remote=RemoteParams.resolve(env),
         )
 
@@ -91,6 +97,11 @@ class Runtime:
             if known is not None:
                 return known
         return embedder_spec(DEFAULT_EMBEDDER)
+
+    def check_embedder(self, spec: ModelSpec) -> LoadCheck:
+        """What loading embedder `spec` would meet here (funes.inference.check_load), judged
+        from this machine's files: no network, nothing loaded."""
+        return check_load(spec, cache_dir=self.paths.models, offline=self.models_offline)
 
     def embedder(self, spec: ModelSpec) -> Embedder:
         """A lazily loading embedder for `spec` (one per spec per process)."""

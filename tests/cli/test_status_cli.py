@@ -115,3 +115,47 @@ def test_status_with_another_embedding_model_gives_the_next_step_recall_gives(
     steps, attention = _next_and_attention(run)
     assert steps[0] == hint and "`funes index`" in hint
     assert not any(step.startswith("funes recall") for step in steps), steps
+
+
+def test_status_of_a_memory_whose_model_cannot_load_promises_no_embedding(
+    isolated_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run: Callable[..., Ran]
+) -> None:
+    """Offline, a first index with a model that is not cached stores the chunks and fails.
+    Status then promised that the next `funes index` embeds them, and that index failed the
+    same way. It says the model cannot load, and its next step is the index error's hint."""
+    write_claude_session(isolated_env / ".claude")
+    monkeypatch.setenv("FUNES_EMBEDDER", "bge-small-en-v1.5")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "empty-hf"))
+    failed = run("index", "--yes")
+    assert failed.returncode == 1
+    hint = failed.stderr.splitlines()[-1].removeprefix("  hint: ")
+    steps, attention = _next_and_attention(run)
+    assert steps[0] == hint
+    assert any(
+        line.startswith("the embedding model cannot load (model bge-small-en-v1.5 is not cached")
+        and "HF_HUB_OFFLINE" in line
+        and "BM25" in line
+        for line in attention
+    ), attention
+    assert not any("embed them" in line for line in attention), attention
+    assert any("not searchable by meaning yet" in line for line in attention), attention
+
+
+def test_status_through_a_model_cache_that_cannot_hold_the_graph_names_it_and_the_fix(
+    isolated_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run: Callable[..., Ran]
+) -> None:
+    """A FUNES_MODEL_CACHE that cannot hold the int8 graph: recall answers from BM25 and
+    index cannot embed. Status names the cache and says what fixes it."""
+    write_claude_session(isolated_env / ".claude")
+    assert run("index", "--yes").returncode == 0
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("FUNES_MODEL_CACHE", str(blocker / "models"))
+    steps, attention = _next_and_attention(run)
+    assert any(
+        line.startswith("the embedding model cannot load (")
+        and f"the model cache {blocker / 'models'} cannot hold its int8 graph" in line
+        for line in attention
+    ), attention
+    assert steps[0].startswith("point FUNES_MODEL_CACHE at a directory"), steps
+    assert run("recall", "database locked").returncode == 0  # BM25, as status says
