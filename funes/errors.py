@@ -70,7 +70,18 @@ class NoIndex(StoreError):
 
 
 class ModelUnavailable(FunesError):
-    """Model weights are not available locally and cannot be downloaded or verified."""
+    """Model weights are not available locally and cannot be downloaded or verified.
+
+    `reason`: the same in a few words, for a one-line note (the message may carry a
+    transport's whole error); `brief` falls back to the message."""
+
+    def __init__(self, message: str, *, hint: str | None = None, reason: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.reason = reason
+
+    @property
+    def brief(self) -> str:
+        return self.reason or self.message
 
 
 class SourceError(FunesError):

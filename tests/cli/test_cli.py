@@ -350,6 +350,14 @@ def test_a_memory_whose_model_cannot_be_loaded_is_recalled_from_bm25_with_a_note
     assert "OOM-killed" in out.stdout and "funes:" not in out.stdout
     note = next(line for line in out.stderr.splitlines() if "vector search unavailable" in line)
     assert note.startswith("funes: ") and "bge-small-en-v1.5" in note and "BM25" in note, note
+    # one short line: why in brief, and where the fix is (status gives the whole hint)
+    assert note == (
+        "funes: vector search unavailable (model bge-small-en-v1.5 is not cached and cannot be "
+        "downloaded): lexical (BM25) results only; `funes status` says what fixes it"
+    )
+    status = run("status", "--format", "agent").stdout
+    hint = failed.stderr.splitlines()[-1].removeprefix("  hint: ")
+    assert f"next: {hint}\n" in status and "pip install" in hint
 
 
 def test_recall_with_another_model_after_an_index_that_stored_no_vector_points_at_index(
@@ -391,6 +399,7 @@ def test_recall_through_a_model_cache_that_cannot_hold_the_graph_answers_from_bm
     assert "OOM-killed" in out.stdout
     note = next(line for line in out.stderr.splitlines() if "vector search unavailable" in line)
     assert "FUNES_MODEL_CACHE" in note and str(blocker / "models") in note, note
+    assert note.endswith("; `funes status` says what fixes it"), note
 
 
 def _can_create_in(folder: Path) -> bool:
