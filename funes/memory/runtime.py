@@ -159,7 +159,9 @@ class Runtime:
         return self._reranker
 
     def reranker_status(self) -> str:
-        """The active reranker for `status`, checked without loading or downloading anything."""
+        """The active reranker for `status`, checked without loading or downloading anything:
+        what `reranker()` will do on the next recall (load it, try to download it, or run
+        without it)."""
         if self.models.reranker == "none":
             return "none (FUNES_RERANKER=none)"
         spec = reranker_spec(self.models.reranker)
@@ -168,7 +170,15 @@ class Runtime:
         if (at := self._recent_failure(spec)) is not None:
             when = time.strftime("%Y-%m-%d %H:%M", time.localtime(at))
             return f"{spec.name}: not downloaded, the download failed at {when}; recall runs without rerank"
-        return f"{spec.name}: not downloaded yet (the first recall downloads it)"
+        if self.models_offline:
+            return (
+                f"{spec.name}: not on this machine, and HF_HUB_OFFLINE is set so it cannot be "
+                "downloaded; recall runs without rerank (FUNES_RERANKER=none silences its note)"
+            )
+        return (
+            f"{spec.name}: not downloaded yet (the first recall downloads it from the Hugging "
+            "Face Hub; where the Hub cannot be reached, recall runs without rerank)"
+        )
 
     @property
     def reranker_note(self) -> str | None:
