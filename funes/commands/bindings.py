@@ -3,7 +3,7 @@
 Read from this host's files only (bindings.json, the publish states, the push receipts): no
 network. Per bound agent: the memory; for a shared one, the last push that landed (when,
 commit, chunks sent and held back), the chunks of the local memory not published yet (from
-the receipt, as `funes status` counts them), and whether a push is waiting, retrying or
+the receipt, as `funes status` counts them; those the secrets gate holds back apart), and whether a push is waiting, retrying or
 parked — with the reason and the command that fixes it.
 """
 
@@ -37,8 +37,11 @@ class BindingStatus:
     last_push_commit: str | None = None
     last_pushed: int = 0  # chunks the last push sent
     last_held_back: int = 0  # chunks the secrets gate kept local in it
-    pending_chunks: int | None = None  # local chunks not on the remote (None: never pushed)
+    # local chunks not on the remote that a push sends (None: never pushed), and the
+    # sessions they are in
+    pending_chunks: int | None = None
     pending_sessions: int | None = None
+    held_back_chunks: int = 0  # local chunks not on the remote the secrets gate holds back
     # a project memory: local chunks (and sessions) its review did not include (never pushed)
     left_out_chunks: int = 0
     left_out_sessions: int = 0
@@ -61,8 +64,10 @@ def included(rt: Runtime, key: str) -> frozenset[str] | None:
     return curation.included if curation is not None else None
 
 
-def binding_status(rt: Runtime) -> list[BindingStatus]:
-    """Every binding on this host, with its publishing state (never raises)."""
+def binding_status(rt: Runtime, *, held: frozenset[str] = frozenset()) -> list[BindingStatus]:
+    """Every binding on this host, with its publishing state (never raises). `held`: the
+    chunk ids of the local memory the secrets gate holds back (counted apart from those a
+    push sends)."""
     out: list[BindingStatus] = []
     queue = PublishQueue(rt.paths)
     for agent, binding in sorted(load_bindings(rt.paths).items()):
@@ -77,17 +82,18 @@ def binding_status(rt: Runtime) -> list[BindingStatus]:
         remote = remote_for(ref)
         st = queue.load(remote.key, ref.label)
         pending = sessions = None
-        left = left_sessions = 0
+        left = left_sessions = held_back = 0
         from funes.remote import receipt_path
 
         receipt = receipt_path(receipts_dir(rt), remote)
         if receipt.exists() and rt.paths.memory_db.exists():
             try:
                 found = receipt_status(
-                    rt.paths.memory_db, receipt, sessions=included(rt, remote.key)
+                    rt.paths.memory_db, receipt, sessions=included(rt, remote.key), held=held
                 )
                 pending, sessions = found.pending_chunks, found.pending_sessions
                 left, left_sessions = found.left_out_chunks, found.left_out_sessions
+                held_back = found.held_back_chunks
             except Exception:  # a damaged receipt only costs the count; the next push rewrites it
                 pass
         if st.parked is not None:
@@ -112,6 +118,7 @@ def binding_status(rt: Runtime) -> list[BindingStatus]:
                 last_held_back=st.last_ok_held_back,
                 pending_chunks=pending,
                 pending_sessions=sessions,
+                held_back_chunks=held_back,
                 left_out_chunks=left,
                 left_out_sessions=left_sessions,
                 attempts=st.attempts,

@@ -40,11 +40,14 @@ class PushStatus:
     commit: str
     checked_at: str
     published: int  # chunks of the local memory the remote is known to hold
-    pending_chunks: int  # local chunks not pushed yet (of the sessions a push sends)
+    # local chunks not pushed yet that a push sends (of the sessions it sends, less those the
+    # secrets gate holds back), and the sessions they are in
+    pending_chunks: int
     pending_sessions: int
     # a project memory: local chunks (and sessions) its review did not include (never pushed)
     left_out_chunks: int = 0
     left_out_sessions: int = 0
+    held_back_chunks: int = 0  # local chunks not pushed yet that the secrets gate holds back
 
 
 @dataclass(slots=True)
@@ -109,6 +112,7 @@ def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
         return _remote_status(rt, memory, report)
     assert memory.path is not None
     found = probe(memory)
+    held: frozenset[str] = frozenset()  # the chunks the secrets gate holds back (never pushed)
     if found.state in (MemoryState.INCOMPATIBLE, MemoryState.UNREADABLE):
         problem = found.problem or f"memory {memory.label} cannot be read"
         report.attention.append(problem + (f" ({found.hint})" if found.hint else ""))
@@ -138,9 +142,10 @@ def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
                 from funes.ingest import count_owed
 
                 report.owed = count_owed(discover(rt.homes), store, default_scanner(), host=rt.host)
-                report.pushes = _push_status(rt, None)
                 _recipe_status(store, report, embeds=embeds)
-            _secrets_status(store, report)
+            held = _secrets_status(store, report)
+            if memory.kind is MemoryKind.LOCAL:
+                report.pushes = _push_status(rt, None, held)
             _forgotten_status(store, report)
         except FunesError as exc:  # damaged pages past the header: say so (and what to do)
             report.attention.append(exc.message + (f" ({exc.hint})" if exc.hint else ""))
@@ -150,7 +155,7 @@ def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
             store.close()
     if memory.kind is MemoryKind.LOCAL:
         _agent_hooks(rt, report)
-        _bindings(rt, report)
+        _bindings(rt, report, held)
     owed = sum(s.owed for s in report.sources)
     if owed:
         report.attention.append(f"{counted(owed, 'agent session file')} not indexed yet")
@@ -272,16 +277,17 @@ def _forgotten_status(store: Store, report: StatusReport) -> None:
         )
 
 
-def _secrets_status(store: Store, report: StatusReport) -> None:
-    """How many chunks a push would hold back (the real gate; incremental, see held_back_summary)."""
+def _secrets_status(store: Store, report: StatusReport) -> frozenset[str]:
+    """How many chunks a push would hold back (the real gate; incremental, see
+    held_back_summary). Returns their ids (none when the scanner cannot run)."""
     if report.stats is None or report.stats.chunks == 0:
         report.push_held_back = 0
-        return
+        return frozenset()
     try:
         held = held_back_summary(store)
     except SecretScanFailed as exc:
         report.attention.append(f"{exc.message}: a push would publish nothing")
-        return
+        return frozenset()
     report.push_held_back = len(held.ids)
     report.rescan_owed = store.owed_rescan(RULES_VERSION)
     if report.rescan_owed:
@@ -308,12 +314,14 @@ def _secrets_status(store: Store, report: StatusReport) -> None:
                 "to publish them too: take the secret out of the transcript, then "
                 "`funes index --yes` (it re-reads the changed file)"
             )
+    return frozenset(held.ids)
 
 
-def _bindings(rt: Runtime, report: StatusReport) -> None:
+def _bindings(rt: Runtime, report: StatusReport, held: frozenset[str]) -> None:
     """Each agent's bound memory and its publishing (a parked push says what fixes it), and
-    each project memory's sessions waiting for review."""
-    report.bindings = binding_status(rt)
+    each project memory's sessions waiting for review. `held`: the local chunks the secrets
+    gate holds back."""
+    report.bindings = binding_status(rt, held=held)
     report.curation = curation_status(rt)
     for c in report.curation:
         if c.pending:
@@ -401,14 +409,15 @@ def _agent_hooks(rt: Runtime, report: StatusReport) -> None:
 def _remote_status(rt: Runtime, memory: MemoryRef, report: StatusReport) -> StatusReport:
     """A remote memory: its stats at the commit read, and what this host has published to it
     (and how publishing to it stands, for the agents bound to it)."""
-    report.bindings = [b for b in binding_status(rt) if b.memory == memory.label]
+    held = _local_held_back(rt, memory)
+    report.bindings = [b for b in binding_status(rt, held=held) if b.memory == memory.label]
     try:
         opened = open_memory(rt, memory)
     except FunesError as exc:
         report.attention.append(exc.message)
         if exc.hint:
             report.next_steps.append(exc.hint)
-        report.pushes = _push_status(rt, memory)
+        report.pushes = _push_status(rt, memory, held)
         return report
     try:
         report.memory = opened.label
@@ -419,13 +428,37 @@ def _remote_status(rt: Runtime, memory: MemoryRef, report: StatusReport) -> Stat
         report.attention.extend(opened.notes)
     finally:
         opened.close()
-    report.pushes = _push_status(rt, memory)
+    report.pushes = _push_status(rt, memory, held)
     report.next_steps.append(f'funes recall "<what you want to remember>" --memory {memory.label}')
     return report
 
 
-def _push_status(rt: Runtime, memory: MemoryRef | None) -> list[PushStatus]:
-    """Receipts of this host (all of them, or the one for `memory`) against the local memory."""
+def _local_held_back(rt: Runtime, remote: MemoryRef) -> frozenset[str]:
+    """The chunk ids of the local memory the secrets gate holds back, when this host has
+    pushed to `remote` (its receipt counts them apart); none when it has not, or the local
+    memory cannot be read or scanned (they are then counted as not pushed)."""
+    from funes.remote import receipt_path
+
+    local = rt.paths.memory_db
+    if not local.exists() or not receipt_path(receipts_dir(rt), remote_for(remote)).exists():
+        return frozenset()
+    try:
+        store = Store.open(local, readonly=True)
+    except FunesError:
+        return frozenset()
+    try:
+        return frozenset(held_back_summary(store).ids)
+    except FunesError:
+        return frozenset()
+    finally:
+        store.close()
+
+
+def _push_status(
+    rt: Runtime, memory: MemoryRef | None, held: frozenset[str] = frozenset()
+) -> list[PushStatus]:
+    """Receipts of this host (all of them, or the one for `memory`) against the local memory;
+    `held`: the local chunk ids the secrets gate holds back (counted apart from pending)."""
     from funes.remote import receipt_path
 
     local = rt.paths.memory_db
@@ -441,7 +474,7 @@ def _push_status(rt: Runtime, memory: MemoryRef | None) -> list[PushStatus]:
         if not path.exists():
             continue
         try:
-            found = receipt_status(local, path, sessions=included(rt, path.stem))
+            found = receipt_status(local, path, sessions=included(rt, path.stem), held=held)
         except Exception:  # a damaged receipt only costs its line; the next push rewrites it
             continue
         out.append(
@@ -454,6 +487,7 @@ def _push_status(rt: Runtime, memory: MemoryRef | None) -> list[PushStatus]:
                 found.pending_sessions,
                 found.left_out_chunks,
                 found.left_out_sessions,
+                found.held_back_chunks,
             )
         )
     return out

@@ -42,7 +42,7 @@ import shlex
 from typing import TYPE_CHECKING
 
 from funes.commands import no_support_line
-from funes.plurals import counted
+from funes.plurals import counted, plural
 from funes.traces import (
     MAX_LABEL,
     parse_ts,
@@ -203,6 +203,14 @@ def owed_line(owed: OwedChunks) -> str:
     return line if owed.complete else "at least " + line
 
 
+def _held_back_part(chunks: int) -> str:
+    """`; <n> chunks held back for secrets stay local` (as `funes push` says it), or "" for
+    none: chunks a push never sends, counted apart from those not pushed yet."""
+    if not chunks:
+        return ""
+    return f"; {counted(chunks, 'chunk')} held back for secrets {plural(chunks, 'stays', 'stay')} local"
+
+
 def _binding_line(b: BindingStatus) -> str:
     """`binding <agent>: <memory>; …` (see AGENTS.md, status)."""
     line = f"binding {b.agent}: {b.memory}"
@@ -226,6 +234,7 @@ def _binding_line(b: BindingStatus) -> str:
                 f"{counted(b.left_out_sessions, 'session')} not included: "
                 "never pushed)"
             )
+        line += _held_back_part(b.held_back_chunks)
     if b.state == "parked":
         line += f"; parked: {b.reason}; fix: {b.fix}"
     elif b.state == "retrying":
@@ -295,7 +304,7 @@ def status(report: StatusReport) -> str:
                 f"{counted(push.left_out_sessions, 'session')} not "
                 "included: never pushed)"
             )
-        lines.append(line)
+        lines.append(line + _held_back_part(push.held_back_chunks))
     for item in report.attention:
         lines.append(f"attention: {item}")
     for step in report.next_steps:

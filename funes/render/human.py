@@ -129,6 +129,8 @@ def status(report: StatusReport) -> Group:
             pending = f" · {b.pending_chunks:,} not pushed" if b.pending_chunks is not None else ""
             if b.left_out_chunks:
                 pending += f" · {b.left_out_chunks:,} not included"
+            if b.held_back_chunks:
+                pending += f" · {b.held_back_chunks:,} held back for secrets"
             value += f" · {last}{pending} · {b.state}"
             if b.state == "parked":
                 value += f" ({b.reason}; fix: {b.fix})"
@@ -148,6 +150,11 @@ def status(report: StatusReport) -> Group:
                 f" · {push.left_out_chunks:,} not included "
                 f"({counted(push.left_out_sessions, 'session')})"
                 if push.left_out_chunks
+                else ""
+            )
+            + (
+                f" · {push.held_back_chunks:,} held back for secrets"
+                if push.held_back_chunks
                 else ""
             ),
         )

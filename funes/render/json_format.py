@@ -225,6 +225,7 @@ def status(report: StatusReport) -> str:
                     "pending_sessions": p.pending_sessions,
                     "left_out_chunks": p.left_out_chunks,
                     "left_out_sessions": p.left_out_sessions,
+                    "held_back_chunks": p.held_back_chunks,
                 }
                 for p in report.pushes
             ],

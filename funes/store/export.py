@@ -14,7 +14,7 @@ block it already held back from a new one; a receipt without `held` holds none).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -284,19 +284,28 @@ class ReceiptStatus:
 
     meta: dict[str, str]
     published: int  # chunks of the memory recorded in the receipt
-    pending_chunks: int  # chunks of the memory not in it (of the sessions a push may send)
-    pending_sessions: int  # sessions with at least one such chunk
+    # chunks of the memory not in it that a push sends (of the sessions it may send, less
+    # those the secrets gate holds back), and the sessions with at least one of them
+    pending_chunks: int
+    pending_sessions: int
     left_out_chunks: int = 0  # chunks not in it of sessions a push to it never sends
     left_out_sessions: int = 0  # (a project memory: the sessions its review did not include)
+    held_back_chunks: int = 0  # chunks not in it, of the sessions it may send, held back
 
 
 def receipt_status(
-    memory: Path, receipt: Path, *, sessions: frozenset[str] | None = None
+    memory: Path,
+    receipt: Path,
+    *,
+    sessions: frozenset[str] | None = None,
+    held: Collection[str] = (),
 ) -> ReceiptStatus:
     """Compare the memory with a receipt (anti-joins; nothing is loaded into RAM).
 
     `sessions` (a project memory's included session ids; None: every session) splits the
-    chunks not in the receipt into pending (those a push sends) and left out (the others)."""
+    chunks not in the receipt into pending (those a push sends) and left out (the others);
+    `held` (the chunk ids the secrets gate holds back: a push never sends them) are counted
+    apart from pending, as `held_back_chunks`."""
     upgrade(memory)
     conn = connect(memory, readonly=True)
     try:
@@ -314,18 +323,30 @@ def receipt_status(
                 "c.session in (select s.id from sessions s"
                 " join allowed a on a.session_id = s.session_id)"
             )
-        chunks, n_sessions, left, left_sessions = raw.execute(
-            f"""select coalesce(sum({sent}), 0),
-                       count(distinct case when {sent} then session end),
+        kept = "0"
+        if held:
+            raw.execute("create temp table held (id text primary key) without rowid")
+            raw.executemany("insert or ignore into held values (?)", [(i,) for i in held])
+            kept = "exists (select 1 from held h where h.id = c.id)"
+        chunks, n_sessions, left, left_sessions, held_back = raw.execute(
+            f"""select coalesce(sum({sent} and not {kept}), 0),
+                       count(distinct case when {sent} and not {kept} then session end),
                        coalesce(sum(not ({sent})), 0),
-                       count(distinct case when not ({sent}) then session end)
+                       count(distinct case when not ({sent}) then session end),
+                       coalesce(sum({sent} and {kept}), 0)
                 from chunks c
                 where not exists (select 1 from rcpt.ids r where r.id = c.id)"""
         ).fetchone()
     finally:
         conn.close()
     return ReceiptStatus(
-        meta, int(published), int(chunks), int(n_sessions), int(left), int(left_sessions)
+        meta,
+        int(published),
+        int(chunks),
+        int(n_sessions),
+        int(left),
+        int(left_sessions),
+        int(held_back),
     )
 
 

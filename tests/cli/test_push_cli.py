@@ -100,3 +100,43 @@ def test_a_held_back_block_is_published_by_what_the_push_hint_names_not_by_scrub
     published = run("push", remote)
     assert published.returncode == 0 and published.stdout.startswith("pushed 1 chunk to ")
     assert "held back" not in published.stderr
+
+
+def _pushed_line(run: Callable[..., Ran]) -> tuple[str, dict[str, object]]:
+    """(status's `pushed to` line, its `--json` push record)."""
+    import json
+
+    agent = run("status", "--format", "agent").stdout
+    line = next(line for line in agent.splitlines() if line.startswith("pushed to "))
+    (record,) = json.loads(run("status", "--json").stdout)["pushes"]
+    return line, record
+
+
+def test_status_counts_held_back_chunks_once_apart_from_those_not_pushed(
+    isolated_env: Path, run: Callable[..., Ran], tmp_path: Path
+) -> None:
+    """After a push that held a block back, push said `up to date` while status counted that
+    chunk as not pushed, beside its own line about chunks held back. Status counts it apart,
+    in push's words, and `not pushed` is what the next push sends."""
+    claude = isolated_env / ".claude"
+    remote = str(tmp_path / "remote")
+    write_claude_session(claude, CLEAN)
+    write_claude_session(claude, [("assistant", LEAK)])
+    assert run("index").returncode == 0
+    assert run("push", remote, "--create").returncode == 0
+    assert " is up to date " in run("push", remote).stdout
+
+    line, record = _pushed_line(run)
+    assert line.endswith(
+        "; 0 chunks in 0 sessions not pushed; 1 chunk held back for secrets stays local"
+    )
+    assert (record["pending_chunks"], record["held_back_chunks"]) == (0, 1)
+
+    write_claude_session(claude, [("user", "and the heron export?")])  # something to send
+    assert run("index").returncode == 0
+    line, record = _pushed_line(run)
+    assert line.endswith(
+        "; 1 chunk in 1 session not pushed; 1 chunk held back for secrets stays local"
+    )
+    assert (record["pending_chunks"], record["held_back_chunks"]) == (1, 1)
+    assert run("push", remote).stdout.startswith("pushed 1 chunk to ")

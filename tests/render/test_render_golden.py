@@ -226,3 +226,29 @@ def test_status_counts_of_one_name_their_noun_in_the_singular() -> None:
     shown = console.export_text()
     assert "1 session · 1 chunk" in shown and "1 chunk held back" in shown
     assert "1 sessions" not in shown and "1 chunks" not in shown
+
+
+def test_status_names_held_back_chunks_apart_from_those_not_pushed_on_binding_lines() -> None:
+    """A bound agent's line counts the chunks the secrets gate holds back once, apart from
+    those a push sends, in `funes push`'s words."""
+    from funes.commands import BindingStatus, StatusReport
+
+    binding = BindingStatus(
+        "claude_code",
+        "me/memory",
+        True,
+        "published",
+        last_push_at="2026-01-01T00:00:00Z",
+        last_push_commit="c" * 40,
+        last_pushed=3,
+        last_held_back=2,
+        pending_chunks=1,
+        pending_sessions=1,
+        held_back_chunks=2,
+    )
+    out = agent.status(StatusReport("local", False, None, None, "none", bindings=[binding]))
+    line = next(line for line in out.splitlines() if line.startswith("binding "))
+    assert line.endswith(
+        "(3 chunks sent, 2 held back); 1 chunk in 1 session not pushed; "
+        "2 chunks held back for secrets stay local"
+    ), line
