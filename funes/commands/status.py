@@ -12,7 +12,13 @@ from funes.commands.bindings import BindingStatus, binding_status, included
 from funes.commands.curate import CurationStatus, curation_status
 from funes.commands.push import receipts_dir
 from funes.commands.scrub import held_back_summary
-from funes.errors import FunesError, IncompatibleStore, SecretScanFailed, StoreError
+from funes.errors import (
+    FunesError,
+    IncompatibleStore,
+    SecretScanFailed,
+    StoreError,
+    UsageError,
+)
 from funes.memory import (
     MemoryKind,
     MemoryRef,
@@ -181,8 +187,18 @@ def _model_status(rt: Runtime, store: Store | None, report: StatusReport) -> boo
     hint is the fix); a model that cannot load here (`Runtime.check_embedder`: not cached
     while HF_HUB_OFFLINE is set, a package not installed, a FUNES_MODEL_CACHE that cannot hold
     its int8 graph), with the hint of the error the load raises. A model that is not here but
-    may download is said too, with what to do where the Hub cannot be reached."""
-    spec = rt.embedder_spec_for(store.model_id if store is not None else None)
+    may download is said too, with what to do where the Hub cannot be reached. An unknown
+    FUNES_EMBEDDER is said as recall and index stop on it; the memory is still read."""
+    try:
+        spec = rt.embedder_spec_for(store.model_id if store is not None else None)
+    except UsageError as exc:
+        report.attention.append(
+            f"FUNES_EMBEDDER: {exc.message}"
+            + (f" ({exc.hint})" if exc.hint else "")
+            + ": `funes recall` and `funes index` stop on it"
+        )
+        report.next_steps.append("set FUNES_EMBEDDER to a known embedder, or unset it")
+        return False
     if store is not None:
         try:
             store.check_model(spec.model_id)

@@ -159,3 +159,21 @@ def test_status_through_a_model_cache_that_cannot_hold_the_graph_names_it_and_th
     ), attention
     assert steps[0].startswith("point FUNES_MODEL_CACHE at a directory"), steps
     assert run("recall", "database locked").returncode == 0  # BM25, as status says
+
+
+def test_status_with_an_unknown_embedder_reads_the_memory_and_names_the_variable(
+    isolated_env: Path, monkeypatch: pytest.MonkeyPatch, run: Callable[..., Ran]
+) -> None:
+    """recall and index stop on a FUNES_EMBEDDER funes does not know; status says so, and
+    still reads the memory (it is not damaged)."""
+    write_claude_session(isolated_env / ".claude")
+    assert run("index", "--yes").returncode == 0
+    monkeypatch.setenv("FUNES_EMBEDDER", "bogus")
+    assert run("recall", "database locked").stderr.startswith("funes: unknown embedder 'bogus'")
+    out = run("status", "--format", "agent")
+    assert (
+        out.returncode == 0 and "chunks: ?" not in out.stdout and "cannot be read" not in out.stdout
+    )
+    steps, attention = _next_and_attention(run)
+    assert any(line.startswith("FUNES_EMBEDDER: unknown embedder 'bogus'") for line in attention)
+    assert steps[0] == "set FUNES_EMBEDDER to a known embedder, or unset it"
