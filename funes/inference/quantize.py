@@ -179,22 +179,21 @@ def cache_problem(spec: ModelSpec, cache_dir: Path) -> ModelUnavailable | None:
     `spec`, judged without writing anything: something other than a directory is at
     `cache_dir` or above it, or this user cannot create or write it. None when the graph is
     built there already (its hash is checked when it loads) or the cache can hold it."""
-    if cached_graph(spec, cache_dir) is not None:
-        return None
-    probe, child = cache_dir, cache_dir  # child: what a build creates (or writes) first
-    while not probe.exists():
-        if probe.parent == probe:
-            break
-        probe, child = probe.parent, probe
-    if not probe.is_dir():
-        error: OSError = NotADirectoryError(
-            errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(cache_dir)
-        )
-    elif not os.access(probe, os.W_OK | os.X_OK):
-        error = PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(child))
-    else:
-        return None
-    return _cache_unusable(spec, cache_dir, error)
+    try:
+        if cached_graph(spec, cache_dir) is not None:
+            return None
+        probe, child = cache_dir, cache_dir  # child: what a build creates (or writes) first
+        while not probe.exists():
+            if probe.parent == probe:
+                break
+            probe, child = probe.parent, probe
+        if not probe.is_dir():
+            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(cache_dir))
+        if not os.access(probe, os.W_OK | os.X_OK):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(child))
+    except OSError as exc:  # also a folder above it that this user cannot search
+        return _cache_unusable(spec, cache_dir, exc)
+    return None
 
 
 def _optimized(

@@ -3,6 +3,7 @@ in the words of the error the load itself raises."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from pathlib import Path
 
@@ -55,3 +56,18 @@ def test_a_model_cache_that_cannot_hold_the_graph_is_the_error_loading_raises(
         load_embedder(MINILM_L6_INT8_PKG, cache_dir=cache).embed(["x"])
     assert (check.error.message, check.error.hint) == (loading.value.message, loading.value.hint)
     assert check_load(MINILM_L6_INT8_PKG, cache_dir=tmp_path / "fresh", offline=True).error is None
+
+
+@pytest.mark.models
+@pytest.mark.skipif(getattr(os, "geteuid", lambda: 1)() == 0, reason="root searches any folder")
+def test_a_model_cache_below_a_folder_this_user_cannot_search_is_unusable_not_a_crash(
+    tmp_path: Path,
+) -> None:
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o600)  # readable, not searchable: looking inside raises PermissionError
+    try:
+        check = check_load(MINILM_L6_INT8_PKG, cache_dir=locked / "in" / "models", offline=True)
+    finally:
+        locked.chmod(0o700)
+    assert check.error is not None and "cannot hold its int8 graph" in check.error.message
