@@ -11,7 +11,8 @@ Layout (FUNES_HOME set → everything under it; else platformdirs):
     spool/{tmp,new,claimed,failed}/   hook drop-box (0700)
     logs/               worker and hook logs (0600 files)
     data/models/        the int8 graphs funes builds from the embedders (FUNES_MODEL_CACHE)
-    data/staging/       a push's private scratch (0700), removed when it ends (funes.remote)
+    data/staging/       private scratch (0700): a push's staging, a copy of a live Hermes
+                        database; removed when done, or swept once orphaned (funes.staging)
 """
 
 from __future__ import annotations
@@ -149,8 +150,9 @@ class Paths:
 
     @property
     def staging(self) -> Path:
-        """Where pushes (and `forget --remote`) stage what they send: one 0700 folder each,
-        removed when it ends, or by the next one when it was killed (funes.remote.staging)."""
+        """Where pushes (and `forget --remote`) stage what they send, and a live Hermes
+        database is copied to be read: one 0700 folder each, removed when done, or by the next
+        one made when its process was killed (funes.staging)."""
         return self.data / "staging"
 
     @property

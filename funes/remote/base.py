@@ -79,7 +79,7 @@ class Remote(Protocol):
         """Apply `build(root)` to a copy of `base` and commit the result on top of `base.commit`.
 
         `build` writes the new dataset files, manifest and card under `root`. `scratch` is a
-        private folder of the caller's (funes.remote.staging) where a remote that stages its
+        private folder of the caller's (funes.staging) where a remote that stages its
         copy makes it (in a new subfolder, removed before returning). Returns the new commit;
         raises HeadMoved when the remote moved past `base.commit`.
         """

@@ -26,7 +26,7 @@ from funes.remote.base import Remote, RemoteState, Snapshot
 from funes.remote.card import PushFacts, write_sidecars
 from funes.remote.push import MAX_ATTEMPTS, receipt_path
 from funes.remote.read import drop_cache
-from funes.remote.staging import staging_folder
+from funes.staging import staging_folder
 from funes.store import receipt_forget
 
 
@@ -70,7 +70,7 @@ def forget_on_remote(
     """Delete every row of `session_ids` from `remote` in one commit (module docstring).
 
     `staging`: the private folder under which it stages the commit (Paths.staging; see
-    funes.remote.staging). Raises RemoteMissing / RemoteOffline / RemoteUnauthorized /
+    funes.staging). Raises RemoteMissing / RemoteOffline / RemoteUnauthorized /
     RemoteError.
     """
     report = RemoteForgetReport(remote.label)

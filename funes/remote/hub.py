@@ -2,7 +2,7 @@
 
 Reads: `head()` is one request (the branch's refs); `snapshot(commit)` downloads the files
 of that commit into the standard HF cache once and then serves them from it. Writes stage a
-copy of the snapshot in the caller's private scratch folder (funes.remote.staging: immutable
+copy of the snapshot in the caller's private scratch folder (funes.staging: immutable
 data and index files are symlinked, small metadata files copied), let the caller's `build`
 append (or delete) there, and upload exactly the new and changed files, deleting the removed
 ones, in one `create_commit` whose `parent_commit` is the snapshot's commit (the Hub answers

@@ -45,7 +45,7 @@ from funes.remote import lance_export
 from funes.remote.arenas import cap_malloc_arenas
 from funes.remote.base import Remote, RemoteState, Snapshot
 from funes.remote.card import PushFacts, write_sidecars
-from funes.remote.staging import staging_folder
+from funes.staging import staging_folder
 from funes.store import Outbox
 
 MAX_ATTEMPTS = 10
@@ -227,7 +227,7 @@ def push(
 
     `receipts` is this host's receipts folder; `staging` the private folder under which the
     push stages its work (Paths.staging: a subfolder of its own, removed at the end, and the
-    subfolders of killed pushes swept first; funes.remote.staging).
+    subfolders of killed pushes swept first; funes.staging).
 
     Raises RemoteMissing / RemoteOffline / RemoteUnauthorized / IncompatibleStore /
     RemoteError, and PushRefused (exit 2) when the gate held back every pending chunk and

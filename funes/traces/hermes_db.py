@@ -9,9 +9,10 @@ chosen per read from what is on disk:
   `immutable=1` (no locks, no `-shm`, no `-wal`, nothing created);
 * a `-wal` with frames (Hermes running, or not checkpointed): rows may live only in the WAL,
   which `immutable=1` would not see, so the main file and its WAL are copied into a private
-  temporary folder (0700, files 0600) and the copy is read. The copy is taken again when the
-  originals change (size or mtime) and removed when the snapshot is closed or the process
-  exits. A copy whose originals moved while it was taken is retried (`_COPY_TRIES`); a copy
+  folder under funes' data folder (funes.staging: 0700, files 0600; never $TMPDIR) and the
+  copy is read. The copy is taken again when the originals change (size or mtime) and removed
+  when the snapshot is closed or the process exits; one left by a process killed with SIGKILL
+  is removed by the next staging made on this host. A copy whose originals moved while it was taken is retried (`_COPY_TRIES`); a copy
   that stays torn shows as a damaged database, an error the caller retries on its next run.
 
 A database in rollback-journal mode (older Hermes, a copied file) has no `-wal`/`-shm`: a
@@ -24,7 +25,6 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
-import tempfile
 import time
 import urllib.parse
 import weakref
@@ -32,6 +32,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
+from funes.paths import Paths
+from funes.staging import Staging
 from funes.traces.source import ReadStats, open_regular
 
 T = TypeVar("T")
@@ -56,8 +58,10 @@ def wal_path(db: Path) -> Path:
 class Snapshot:
     """A stable, read-only view of one Hermes database (see the module docstring)."""
 
-    def __init__(self, db: Path) -> None:
+    def __init__(self, db: Path, *, staging: Path | None = None) -> None:
+        """`staging`: where copies are taken (default: this environment's Paths.staging)."""
         self.db = db
+        self._staging_root = staging
         self._folder: Path | None = None
         self._stamp: Stamp | None = None
         self._cleanup = weakref.finalize(self, _remove, None)
@@ -82,9 +86,11 @@ class Snapshot:
 
     def _take_copy(self) -> None:
         self.close()
-        folder = Path(tempfile.mkdtemp(prefix="funes-hermes-"))
+        root = self._staging_root if self._staging_root is not None else Paths.resolve().staging
+        staging = Staging.make(root, "hermes-")
+        folder = staging.path
         self._folder = folder
-        self._cleanup = weakref.finalize(self, _remove, folder)
+        self._cleanup = weakref.finalize(self, _remove, staging)
         for _ in range(_COPY_TRIES):
             before = self._stamps()
             for src in (self.db, wal_path(self.db)):
@@ -117,9 +123,9 @@ def _wal_mode(db: Path) -> bool:
     return len(header) == 20 and header[18:20] == b"\x02\x02"
 
 
-def _remove(folder: Path | None) -> None:
-    if folder is not None:
-        shutil.rmtree(folder, ignore_errors=True)
+def _remove(staging: Staging | None) -> None:
+    if staging is not None:
+        staging.close()
 
 
 def _uri(path: Path, mode: str) -> str:

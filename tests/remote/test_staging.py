@@ -1,4 +1,4 @@
-"""Where a push stages what it sends (funes.remote.staging): a 0700 folder of its own under
+"""Where a push stages what it sends (funes.staging): a 0700 folder of its own under
 funes' data folder, never $TMPDIR; one left by a push killed with SIGKILL is removed by the next
 push, one of a push still running never is."""
 
@@ -22,7 +22,7 @@ from funes.commands.index import IndexRequest, run_index
 from funes.commands.push import PushRequest, run_push
 from funes.memory import Runtime, parse_memory
 from funes.remote.directory import LOCK
-from funes.remote.staging import staging_folder
+from funes.staging import staging_folder
 
 WAIT_S = 120.0
 

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+import stat
+import tempfile
 import threading
 import time
 from pathlib import Path
 
+import pytest
 from trace_fixtures import HERMES_LEGACY_SQL, HERMES_SQL, build_db, read_unit
 
 from funes.traces import BlockType, ReadStats, Role, Unit
@@ -235,3 +238,39 @@ def test_multimodal_content_keeps_only_its_text_parts() -> None:
     assert content_text(raw) == "a\nb"
     assert content_text("\x01json:not json") == ""
     assert content_text("plain") == "plain"
+
+
+def test_the_copy_of_a_live_database_is_private_under_funes_data_and_swept_once_orphaned(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A database with WAL frames is read from a copy (transcripts): it is taken in funes'
+    staging folder (0700), never $TMPDIR, removed when the snapshot closes, and one a killed
+    process left there (its owner lock gone) is removed when the next copy is taken."""
+    from funes.paths import Paths
+    from funes.traces.hermes_db import Snapshot
+
+    tmpdir = tmp_path / "tmpdir"
+    tmpdir.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmpdir))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # read TMPDIR again
+    staging = Paths.resolve().staging
+    orphan = staging / "hermes-killed"
+    orphan.mkdir(parents=True)
+    (orphan / "state.db").write_bytes(b"a copy a SIGKILLed reader left")
+    db = build_db(tmp_path / "h" / "state.db", HERMES_SQL)
+    agent = sqlite3.connect(db)
+    try:
+        agent.execute("pragma wal_autocheckpoint = 0")
+        add_message(agent, MAIN, "in the wal")
+        agent.commit()
+        snapshot = Snapshot(db)
+        snapshot.uri()
+        [copy] = [p for p in staging.iterdir() if p.is_dir()]
+        assert copy.name.startswith("hermes-") and (copy / "state.db").is_file()
+        assert stat.S_IMODE(copy.stat().st_mode) == 0o700
+        assert not orphan.exists(), "the orphaned copy is swept"
+        assert list(tmpdir.iterdir()) == []
+        snapshot.close()
+        assert not copy.exists()
+    finally:
+        agent.close()
