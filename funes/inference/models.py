@@ -7,7 +7,8 @@ the CLI) stays cheap.
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -146,23 +147,71 @@ def load_reranker(spec: ModelSpec, *, stamp_dir: Path | None = None) -> Reranker
     return OnnxReranker(spec, stamp_dir=stamp_dir)
 
 
+# How long a process keeps a failed embedder load before it tries again. A try where the Hub
+# is unreachable costs the call that makes it a network timeout: huggingface_hub tries six
+# times with 10 s timeouts and 23 s of backoff (~80 s) against a host that never answers,
+# ~25 s when connections are refused (funes.hf). A long-running process (`funes mcp`, whose
+# recalls then answer from BM25, or `funes watch`) pays that at most once per 10 minutes, and
+# still picks up within 10 minutes a repair it cannot see (the network back, disk space
+# freed). A repair it can see, the model's files or its int8 graph now on this machine, is
+# tried at once. Shorter than the reranker's 24 h (funes.memory.RERANKER_RETRY_S), which
+# only reorders results: without the embedder a recall has no vector leg at all.
+EMBEDDER_RETRY_S = 600.0
+
+
+@dataclass(frozen=True, slots=True)
+class FailedLoad:
+    """A load of a LazyEmbedder's model that raised `error`, kept so the next calls do not
+    repeat it (see EMBEDDER_RETRY_S)."""
+
+    error: ModelUnavailable
+    at_s: float  # the embedder's clock when it failed (seconds, time.monotonic by default)
+    at_time: float  # wall-clock time of the failure (epoch seconds), for the message
+    on_machine: tuple[bool, bool]  # (every file local, int8 graph built) when it failed
+
+    def remembered(self, retry_s: float) -> ModelUnavailable:
+        """The error again, saying when the load failed and when it is tried next."""
+        failed = time.strftime("%H:%M:%S", time.localtime(self.at_time))
+        again = time.strftime("%H:%M:%S", time.localtime(self.at_time + retry_s))
+        return ModelUnavailable(
+            f"{self.error.message} (the load failed at {failed}; tried again after {again}, "
+            "or as soon as the model's files or its int8 graph are on this machine)",
+            hint=self.error.hint,
+            reason=f"{self.error.brief}; the load failed at {failed}, tried again after {again}",
+        )
+
+
 class LazyEmbedder:
     """An Embedder that loads its model on the first `embed` call.
 
     `model_id` and `dim` come from the spec, so a memory's model can be checked (and an
     unchanged re-index can finish) without loading any weights.
+
+    A load that raises ModelUnavailable is remembered (`failed`): for EMBEDDER_RETRY_S of
+    `clock` (seconds; default time.monotonic) later calls raise it again at once, with when it
+    failed, instead of loading again, unless the model's files or its built int8 graph have
+    appeared on this machine since (checked without network or hashing). `load_attempts`
+    counts the loads this object has started (each may reach the Hub).
     """
 
     def __init__(
-        self, spec: ModelSpec, *, stamp_dir: Path | None = None, cache_dir: Path | None = None
+        self,
+        spec: ModelSpec,
+        *,
+        stamp_dir: Path | None = None,
+        cache_dir: Path | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.spec = spec
         self.model_id = spec.model_id
         self.dim = spec.dim
         self._stamp_dir = stamp_dir
         self._cache_dir = cache_dir
+        self._clock = clock
         self._loaded: Embedder | None = None
         self._prefetch: QueryPrefetch | None = None
+        self.failed: FailedLoad | None = None
+        self.load_attempts = 0
 
     @property
     def loaded(self) -> bool:
@@ -211,11 +260,34 @@ class LazyEmbedder:
         return self.spec.name, embedder
 
     def _model(self) -> Embedder:
-        if self._loaded is None:
+        """The loaded model; raises ModelUnavailable (a remembered failure: see the class)."""
+        if self._loaded is not None:
+            return self._loaded
+        failed = self.failed
+        if (
+            failed is not None
+            and self._clock() - failed.at_s < EMBEDDER_RETRY_S
+            and self._on_machine() == failed.on_machine
+        ):
+            raise failed.remembered(EMBEDDER_RETRY_S)
+        self.load_attempts += 1
+        try:
             self._loaded = load_embedder(
                 self.spec, stamp_dir=self._stamp_dir, cache_dir=self._cache_dir
             )
+        except ModelUnavailable as exc:
+            self.failed = FailedLoad(exc, self._clock(), time.time(), self._on_machine())
+            raise
+        self.failed = None
         return self._loaded
+
+    def _on_machine(self) -> tuple[bool, bool]:
+        """(every file of the spec is on this machine, its int8 graph is built in the model
+        cache): what a failed load is retried early on when either changes."""
+        from funes.inference.quantize import cached_graph
+
+        built = self._cache_dir is not None and cached_graph(self.spec, self._cache_dir) is not None
+        return available_locally(self.spec), built
 
     def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
         return self._model().embed(texts)

@@ -745,3 +745,27 @@ def test_numbers_sent_as_strings_are_accepted() -> None:
 
     reply = Tools(Runtime.resolve()).call("recall", {"query": "x", "k": "3"})
     assert reply.is_error and "no memory yet" in reply.text  # got past the arguments
+
+
+def test_an_embedding_model_that_failed_to_load_is_not_loaded_again_on_the_next_recall(
+    indexed_memory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # each recall of a server loaded the model again: where the Hub is slow or unreachable
+    # (not offline), a network timeout per recall. The load is tried once; both recalls
+    # answer from BM25 and say why. (Here the model cache cannot hold the int8 graph.)
+    from funes.inference import LazyEmbedder
+    from funes.mcp_server import Tools
+    from funes.memory import Runtime
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("FUNES_MODEL_CACHE", str(blocker / "models"))
+    tools = Tools(Runtime.resolve())
+    first, second = (tools.call("recall", {"query": "ledger postgres"}) for _ in range(2))
+    for reply in (first, second):
+        assert not reply.is_error and "ledger" in reply.text, reply.text
+        (note,) = reply.notes
+        assert note.startswith("vector search unavailable (") and str(blocker) in note, note
+    assert "the load failed at" in second.notes[0]
+    embedder = tools.rt.embedder(tools.rt.embedder_spec_for(None))
+    assert isinstance(embedder, LazyEmbedder) and embedder.load_attempts == 1
