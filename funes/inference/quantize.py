@@ -102,9 +102,11 @@ def build_graph(spec: ModelSpec, source: Path, cache_dir: Path) -> tuple[Path, s
     """Build the int8 graph of `source` (the verified graph of `spec`) into `cache_dir`.
 
     Returns (path, sha256). Concurrent builders each write a private temporary file and
-    rename it into place, so a reader never sees a partial graph. Raises ModelUnavailable
-    when the `onnx` package is missing, the graph cannot be quantized, or `cache_dir` cannot
-    hold it (not a directory, cannot be created, not writable).
+    rename it into place, so a reader never sees a partial graph; a failed build leaves
+    nothing of itself in `cache_dir`. Raises ModelUnavailable when the `onnx` package is
+    missing, the graph cannot be quantized, or `cache_dir` cannot hold it (not a directory,
+    cannot be created, not writable, no space left or over quota: the message names
+    `cache_dir` and the OS's reason).
     """
     try:
         from onnxruntime.quantization import QuantType, quantize_dynamic
@@ -146,6 +148,9 @@ def build_graph(spec: ModelSpec, source: Path, cache_dir: Path) -> tuple[Path, s
                     DISABLED_OPTIMIZERS,
                 )
             except Exception as exc:  # onnxruntime and onnx raise their own types
+                full = _write_failure(Path(tmp))  # their own types hide a full disk
+                if full is not None:
+                    raise _cache_unusable(spec, cache_dir, full) from exc
                 raise ModelUnavailable(
                     f"model {spec.name}: cannot build its int8 graph: {type(exc).__name__}: {exc}",
                     reason=f"model {spec.name}: cannot build its int8 graph",
@@ -159,16 +164,52 @@ def build_graph(spec: ModelSpec, source: Path, cache_dir: Path) -> tuple[Path, s
     return target, sha
 
 
+# What `_write_failure` writes into a failed build's folder to ask the OS why it failed:
+# a disk that cannot take 1 MiB more cannot take the graph either (the offline MiniLM's int8
+# graph is 23 MB, its build's temporary files ~260 MB at their peak).
+_PROBE_BYTES = 1 << 20
+
+
+def _write_failure(folder: Path) -> OSError | None:
+    """The OSError that writing `_PROBE_BYTES` into `folder` (and syncing them) raises now,
+    or None when they can be written. Called while a failed build's temporary files are
+    still there: onnxruntime reports a write that ran out of space as `INVALID_PROTOBUF :
+    Protobuf serialization failed`, and the quantizer a graph cut short by it as onnx's
+    `DecodeError`; the probe recovers the OS's reason (ENOSPC, EDQUOT)."""
+    probe = folder / "write-probe"
+    try:
+        with probe.open("wb") as f:
+            f.write(bytes(_PROBE_BYTES))
+            f.flush()
+            os.fsync(f.fileno())
+    except OSError as exc:
+        return OSError(exc.errno, exc.strerror)  # its file vanishes with the build folder
+    finally:
+        probe.unlink(missing_ok=True)
+    return None
+
+
 def _cache_unusable(spec: ModelSpec, cache_dir: Path, exc: OSError) -> ModelUnavailable:
     """The error for a model cache that cannot hold the int8 graph of `spec`: something other
-    than a directory is there, it cannot be created, or this user cannot write it."""
+    than a directory is there, it cannot be created, this user cannot write it, or its disk
+    is full (or the user's quota on it)."""
     reason = exc.strerror or str(exc)
     if exc.filename is not None and os.fsdecode(exc.filename) != str(cache_dir):
         reason += f" ({exc.filename})"
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        hint = (
+            "free space on that disk (building the graph takes a few hundred MB for a while; "
+            "it then keeps tens of MB) or point FUNES_MODEL_CACHE at a directory on a disk "
+            "with room"
+        )
+    else:
+        hint = (
+            "point FUNES_MODEL_CACHE at a directory this user can write (funes builds the "
+            "graph there once; default `<data>/models`)"
+        )
     return ModelUnavailable(
         f"model {spec.name}: the model cache {cache_dir} cannot hold its int8 graph: {reason}",
-        hint="point FUNES_MODEL_CACHE at a directory this user can write (funes builds the "
-        "graph there once; default `<data>/models`)",
+        hint=hint,
         reason=f"model {spec.name}: the model cache {cache_dir} (FUNES_MODEL_CACHE) cannot "
         "hold its int8 graph",
     )

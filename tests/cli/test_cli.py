@@ -487,3 +487,33 @@ def test_only_recall_warms_a_model_child_first_thing() -> None:
     assert _embeds_a_query(["recall", "why"]) and _embeds_a_query(["recall", "--", "-h"])
     assert not _embeds_a_query(["recall", "--help"]) and not _embeds_a_query(["recall", "x", "-h"])
     assert not _embeds_a_query(["status"])
+
+
+@pytest.mark.parametrize("size", ["1m", "150m"], ids=["first-write", "later-write"])
+def test_a_model_cache_on_a_full_disk_is_a_clear_error_and_leaves_nothing_behind(
+    isolated_env: Path, tmp_path: Path, size: str
+) -> None:
+    """Building the int8 graph on a full disk failed with onnxruntime's `INVALID_PROTOBUF :
+    Protobuf serialization failed`, onnx's `DecodeError … Wire format was corrupt` or a bare
+    `[Errno 28]`, naming neither the cache nor the variable. It is the cache's error: its path
+    and the OS's reason, and nothing of the failed build is left there. The disk is a tmpfs
+    of `size` in the process's own mount namespace (the build needs ~260 MB: 1m fails at its
+    first write, 150m at a later one)."""
+    from support.small_disk import run_on_small_disk
+
+    write_session(isolated_env, conversation(PAIRS))
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    cache = disk / "models"
+    env = {**os.environ, "FUNES_MODEL_CACHE": str(cache)}
+    ran, left = run_on_small_disk(
+        disk, size, [sys.executable, "-m", "funes", "index", "--yes"], env
+    )
+    assert ran.returncode == 1 and "Traceback" not in ran.stderr, ran.stderr
+    lines = ran.stderr.strip().splitlines()
+    assert lines[-2].startswith("funes: ") and lines[-2].endswith(
+        f"the model cache {cache} cannot hold its int8 graph: No space left on device"
+    ), ran.stderr
+    assert lines[-1].strip().startswith("hint: free space"), ran.stderr
+    assert "FUNES_MODEL_CACHE" in lines[-1], ran.stderr
+    assert left == ["./models"], left  # no graph, manifest or build folder a later run could find
