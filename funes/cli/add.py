@@ -196,7 +196,19 @@ def _index(
         f"{outcome.memory} in {r.elapsed_s:.0f}s",
         highlight=False,
     )
-    if r.budget_exhausted or r.vectors_owed:
+    missing = r.model_unavailable
+    if missing is not None:  # the chunks are stored (BM25 finds them); their vectors wait
+        n, it = r.vectors_owed, plural(r.vectors_owed, "it", "them")
+        console.print(
+            f"  [yellow]warning[/]: no vectors yet: {missing.message}\n"
+            f"  {counted(n, 'chunk')} {plural(n, 'has', 'have')} no vector: recall finds {it} "
+            f"by {plural(n, 'its', 'their')} words (BM25) now; once the model loads, the hook "
+            f"embeds {it} after later turns (`funes index --yes` does it at once)",
+            highlight=False,
+        )
+        if missing.hint:
+            console.print(f"  hint: {missing.hint}", highlight=False)
+    if r.budget_exhausted or (r.vectors_owed and missing is None):
         console.print(
             f"  {counted(r.units_pending, 'session file')} and {counted(r.vectors_owed, 'vector')} "
             "still to do: the "

@@ -114,6 +114,8 @@ def index(
         )
     _summary(console, outcome)
     report = outcome.report
+    if report.model_unavailable is not None:  # after what it stored: exit 1, why and what to do
+        raise report.model_unavailable
     if path is not None and report.failures and report.units_indexed == 0:
         sys.exit(1)  # nothing of what was asked for could be read
 

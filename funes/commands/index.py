@@ -102,7 +102,9 @@ def run_index(
     (Store.writing(announce=True)).
 
     Raises StoreLocked when another writer holds the memory for longer, IncompatibleStore when
-    the memory was built with another embedding model.
+    the memory was built with another embedding model. An embedding model that cannot be
+    loaded is not raised: the chunks are stored without vectors and the report says why
+    (`IndexReport.model_unavailable`).
     """
     from funes.ingest import IndexJob, index, reembed
 
@@ -134,7 +136,7 @@ def run_index(
             )
             report = index(sources, job)
             upgraded = None
-            if embedder is not None and not explicit:
+            if embedder is not None and not explicit and report.model_unavailable is None:
                 deadline = None if unbudgeted else started + params.budget_s
                 upgraded = reembed(store, embedder, deadline=deadline, progress=reembed_progress)
         if request.path is not None:

@@ -80,6 +80,9 @@ class IndexReport:
     elapsed_s: float = 0.0
     budget_exhausted: bool = False
     upgrade: ScrubReport | None = None  # stored rows rescanned because the rules improved
+    # why no vector could be computed: the embedder's model cannot be loaded (the run stored
+    # its chunks for BM25 all the same; they owe their vectors, `vectors_owed`, to a later run)
+    model_unavailable: ModelUnavailable | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,13 +109,16 @@ def index(sources: Sequence[TraceSource], job: IndexJob) -> IndexReport:
     """Index every owed unit of `sources` into `job.store` (see module docstring).
 
     Raises StoreLocked / IncompatibleStore before writing anything; per-unit failures are
-    recorded in the report, never raised. Stored rows redacted by older rules
-    (`store.redaction_floor < scanner.version`) are rescanned and rewritten in place.
+    recorded in the report, never raised. An embedder whose model cannot be loaded is
+    recorded too (`report.model_unavailable`): the run goes on storing chunks without
+    vectors. Stored rows redacted by older rules (`store.redaction_floor < scanner.version`)
+    are rescanned and rewritten in place.
     """
     started = time.monotonic()
     report = IndexReport()
-    if job.embedder is not None:
-        job.store.stamp_model(job.embedder.model_id, job.embedder.dim)
+    embedder = job.embedder  # None from the first time its model cannot be loaded
+    if embedder is not None:
+        job.store.stamp_model(embedder.model_id, embedder.dim)
     work: list[tuple[TraceSource, Unit]] = []
     for source in sources:
         for unit in source.units():
@@ -149,17 +155,11 @@ def index(sources: Sequence[TraceSource], job: IndexJob) -> IndexReport:
                 job.progress(Progress(tier, done, len(due), unit.key, written))
         if report.budget_exhausted:
             break
-        if tier == 0 and len(tiers) > 1 and job.embedder is not None:
+        if tier == 0 and len(tiers) > 1 and embedder is not None:
             # prose is embedded before tool calls and output are read
-            report.vectors_backfilled += backfill_vectors(
-                job.store,
-                job.embedder,
-                deadline=deadline,
-                max_priority=0,
-                progress=job.vector_progress,
-            )
+            embedder = _backfill(job, embedder, report, deadline=deadline, max_priority=0)
     if job.store.redaction_floor < job.scanner.version:
-        report.upgrade = scrub(job.store, job.scanner, job.embedder, only_outdated=True)
+        report.upgrade = scrub(job.store, job.scanner, embedder, only_outdated=True)
     report.units_indexed = len(indexed)
     report.forgotten = job.store.forgotten_refused
     report.units_unchanged = sum(
@@ -169,15 +169,38 @@ def index(sources: Sequence[TraceSource], job: IndexJob) -> IndexReport:
         and u.key not in failed
         and not owed(job.store, u, TOP_TIER, include_thinking=thinking)
     )
-    if job.embedder is not None:
-        report.vectors_backfilled += backfill_vectors(
-            job.store, job.embedder, deadline=deadline, progress=job.vector_progress
-        )
+    if embedder is not None:
+        _backfill(job, embedder, report, deadline=deadline)
     report.vectors_owed = job.store.owed_total()
     if deadline is not None and report.vectors_owed and time.monotonic() > deadline:
         report.budget_exhausted = True
     report.elapsed_s = time.monotonic() - started
     return report
+
+
+def _backfill(
+    job: IndexJob,
+    embedder: Embedder,
+    report: IndexReport,
+    *,
+    deadline: float | None,
+    max_priority: int | None = None,
+) -> Embedder | None:
+    """`backfill_vectors` of the job's store, counted in `report`. Returns the embedder to go
+    on with: None when its model cannot be loaded (ModelUnavailable, kept in
+    `report.model_unavailable`; the chunks stay stored, owing their vectors)."""
+    try:
+        report.vectors_backfilled += backfill_vectors(
+            job.store,
+            embedder,
+            deadline=deadline,
+            max_priority=max_priority,
+            progress=job.vector_progress,
+        )
+    except ModelUnavailable as exc:
+        report.model_unavailable = exc
+        return None
+    return embedder
 
 
 # A unit indexed with --no-thinking is recorded under its signature plus this suffix, so a later

@@ -3,6 +3,8 @@ file it creates, edits or pre-approves."""
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -108,3 +110,29 @@ def test_adds_first_push_names_what_publishes_the_blocks_it_held_back_as_push_do
     )
     assert "pushed 2 chunks to " in again.stderr
     assert "opensesameforever" not in refused.stderr + again.stderr
+
+
+def test_a_first_add_whose_model_cannot_load_says_what_it_stored_and_still_installs(
+    isolated_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run: Callable[..., Ran]
+) -> None:
+    """Offline, with a model that is not cached: the first index stored chunks, then `add`
+    ended in "not cached and cannot be downloaded" (exit 1), said nothing of them and
+    installed neither hook nor MCP server. It says what it stored, that recall finds it by
+    its words now and how the vectors follow, and installs."""
+    write_claude_session(isolated_env / ".claude")
+    monkeypatch.setenv("FUNES_EMBEDDER", "bge-small-en-v1.5")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "empty-hf"))
+    out = run("add", "claude", "--yes")
+    assert out.returncode == 0, out.stderr
+    stored = re.search(r"indexed (\d+) chunks from 1 session into local", out.stderr)
+    assert stored is not None and int(stored.group(1)) > 0, out.stderr
+    assert "warning: no vectors yet: model bge-small-en-v1.5 is not cached" in out.stderr
+    assert f"{stored.group(1)} chunks have no vector: recall finds them" in out.stderr
+    assert "(BM25) now; once the model loads, the hook embeds them" in out.stderr
+    assert "`funes index --yes` does it at once" in out.stderr
+    assert "hint: connect to the internet once" in out.stderr  # how to get the model
+    assert "funes added to claude" in out.stderr
+    hooks = json.loads((isolated_env / ".claude" / "settings.json").read_text())["hooks"]
+    assert "Stop" in hooks  # the hook that embeds them later
+    found = run("recall", "--all", "busy_timeout")
+    assert found.returncode == 0 and "busy_timeout" in found.stdout

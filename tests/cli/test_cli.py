@@ -360,6 +360,27 @@ def test_a_memory_whose_model_cannot_be_loaded_is_recalled_from_bm25_with_a_note
     assert f"next: {hint}\n" in status and "pip install" in hint
 
 
+def test_an_index_whose_model_cannot_load_stores_every_tier_and_says_what_it_stored(
+    isolated_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run: Callable[..., Ran]
+) -> None:
+    """A budgeted index reads prose, embeds it, then reads tool calls and output. When the
+    model could not be loaded it stopped at the prose's vectors: tool calls and output were
+    never stored, and what it had stored went unsaid. It stores every tier for BM25, prints
+    its summary, and ends with the model's error (exit 1)."""
+    from support.claude import write_claude_session
+
+    write_claude_session(isolated_env / ".claude")
+    monkeypatch.setenv("FUNES_EMBEDDER", "bge-small-en-v1.5")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "empty-hf"))
+    out = run("index")
+    assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
+    assert re.search(r"indexed \d+ new chunks from 1 of 1 session file", out.stderr), out.stderr
+    assert "still owed a vector" in out.stderr
+    assert out.stderr.strip().splitlines()[-2].startswith("funes: model bge-small-en-v1.5 is not")
+    found = run("recall", "--all", "--type", "tool_result", "busy_timeout")
+    assert "PRAGMA busy_timeout = 0" in found.stdout, found.stdout
+
+
 def test_recall_with_another_model_after_an_index_that_stored_no_vector_points_at_index(
     isolated_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run: Callable[..., Ran]
 ) -> None:
