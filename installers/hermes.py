@@ -138,10 +138,24 @@ def _dump(yaml: YAML, data: Any, newline: str = "\n") -> str:
         lines += _slot_lines([data.ca.end], (0,), seen)
         text = "".join(line + "\n" for line in lines)
     else:
+        _drop_end_slots(data, set())
         out = io.StringIO()
         yaml.dump(data, out)
         text = out.getvalue()
     return text.replace("\n", newline) if newline != "\n" else text
+
+
+def _drop_end_slots(node: Any, seen: set[int]) -> None:
+    """Take out what an earlier dump left in `node`'s comment lists: ruamel's representer
+    appends a collection's `ca.end` to its `ca.comment` (the list itself) and prints that third
+    slot, so after one dump an end comment set later would go in a fourth slot, never printed."""
+    if not isinstance(node, CommentedBase) or id(node) in seen:
+        return
+    seen.add(id(node))
+    if node.ca.comment is not None:
+        del node.ca.comment[2:]
+    for value in node.values() if isinstance(node, dict) else node:
+        _drop_end_slots(value, seen)
 
 
 def _normal(yaml: YAML, text: str) -> str | None:
