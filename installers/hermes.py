@@ -14,8 +14,10 @@ went in after it) is moved to where it printed (`_drop`, `_replace`). `add` note
 with an empty list or mapping, or with no value: `note_keys_before`), and `remove` gives a key
 it empties back as it was, deleting only the keys `add` created; when the result is the
 document from before `add`'s first edit, `remove` writes that file's bytes back, and a file
-with nothing of funes' in it is left as it is. An empty file, or one of comments only, is an
-empty mapping (`_parse`); the file's line endings (`\r\n`) are kept.
+with nothing of funes' in it is left as it is. What ruamel drops around the document (blank
+lines first, comments before `---` and the `---`, all from `...` on, a byte-order mark) is kept
+as text (`_split`): a file of nothing else (empty, comments only) is an empty mapping. The
+file's line endings (`\r\n`) are kept.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ import functools
 import io
 import json
 import os
+import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -82,28 +86,40 @@ def _yaml(indent: tuple[int, int, int]) -> YAML:
     return yaml
 
 
-def _load(path: Path) -> tuple[CommentedMap, YAML, str]:
-    """The config as a round-trip mapping, a YAML that re-emits it unchanged, and the file's
-    line ending (ruamel reads and writes `\n`: `_dump` puts it back)."""
+@dataclass(frozen=True)
+class Layout:
+    """How config.yaml is written around the document ruamel reads and writes back: the lines
+    before and after it, kept as they are (`_split`), and the file's line ending (ruamel reads
+    and writes `\n`)."""
+
+    head: str = ""
+    tail: str = ""
+    newline: str = "\n"
+
+
+def _load(path: Path) -> tuple[CommentedMap, YAML, Layout]:
+    """The config as a round-trip mapping, a YAML that re-emits it unchanged (as near as ruamel
+    can) and its layout. Raises InstallError for a file that is not YAML or not a mapping."""
     text = read_text(path)  # `\r\n` read as `\n`
     newline = _newline(path)
     if text is None:
-        return CommentedMap(), _yaml(_INDENTS[0]), newline
+        return CommentedMap(), _yaml(_INDENTS[0]), Layout(newline=newline)
+    try:
+        data, head, tail = _parse(_yaml(_INDENTS[0]), text)
+    except YAMLError as exc:
+        raise InstallError(
+            f"{path} is not valid YAML ({exc}); funes will not rewrite it", hint=FIX_HINT
+        ) from None
+    if not isinstance(data, CommentedMap):
+        raise InstallError(
+            f"{path} does not hold a mapping; funes will not rewrite it", hint=FIX_HINT
+        )
+    layout = Layout(head, tail, newline)
     for indent in _INDENTS:
         yaml = _yaml(indent)
-        try:
-            data = _parse(yaml, text)
-        except YAMLError as exc:
-            raise InstallError(
-                f"{path} is not valid YAML ({exc}); funes will not rewrite it", hint=FIX_HINT
-            ) from None
-        if not isinstance(data, CommentedMap):
-            raise InstallError(
-                f"{path} does not hold a mapping; funes will not rewrite it", hint=FIX_HINT
-            )
-        if _dump(yaml, data) == text:
-            return data, yaml, newline
-    return data, _yaml(_INDENTS[0]), newline
+        if _dump(yaml, data, Layout(head, tail)) == text:
+            return data, yaml, layout
+    return data, _yaml(_INDENTS[0]), layout
 
 
 def _newline(path: Path) -> str:
@@ -116,33 +132,68 @@ def _newline(path: Path) -> str:
     return "\r\n" if end > 0 and raw[end - 1 : end] == b"\r" else "\n"
 
 
-def _parse(yaml: YAML, text: str) -> Any:
-    """The document in `text`. A file of comments and blank lines only (or nothing) is an empty
-    mapping that keeps those lines (but blank ones before the first, as ruamel does with any
-    document): ruamel reads it as no document at all."""
-    data = yaml.load(text)
-    lines = text.split("\n")[:-1] if text.endswith("\n") else text.split("\n")
-    if data is None and all(not line.strip() or line.lstrip().startswith("#") for line in lines):
+def _parse(yaml: YAML, text: str) -> tuple[Any, str, str]:
+    """The document in `text` (`\n` line endings) and the head and tail around it (`_split`).
+    A file with nothing but those (comments, blank lines, a `---`) is an empty mapping: ruamel
+    reads it as no document at all. Raises YAMLError (not YAML, or more than one document)."""
+    head, body, tail = _split(text)
+    if head or tail:
+        yaml.load(text)  # a second document after the `---` in the head
+    data = yaml.load(body)
+    if data is None and not body.strip():
         data = CommentedMap()
-        while lines and not lines[0].strip():
-            lines.pop(0)
-        if lines:
-            data.ca.comment = [None, _tokens(lines)]
-    return data
+    return data, head, tail
 
 
-def _dump(yaml: YAML, data: Any, newline: str = "\n") -> str:
+_LINE = re.compile(r"[^\n]*\n|[^\n]+\Z")
+
+
+def _split(text: str) -> tuple[str, str, str]:
+    """`text` as (head, body, tail). The head is a byte-order mark, the blank and comment lines
+    before the first key and a bare `---` among them; the tail, a bare `...` line and the blank
+    and comment lines after it. ruamel drops a first blank line, the comments before `---`,
+    the `---` and all from `...` on; funes writes them back as they were."""
+    bom = "\ufeff" if text.startswith("\ufeff") else ""
+    lines = _LINE.findall(text[len(bom) :])
+    start, opened = 0, False
+    while start < len(lines) and (
+        _quiet(lines[start]) or (not opened and _marker(lines[start], "---"))
+    ):
+        opened = opened or not _quiet(lines[start])
+        start += 1
+    end = len(lines)
+    while end > start and _quiet(lines[end - 1]):
+        end -= 1
+    end = end - 1 if end > start and _marker(lines[end - 1], "...") else len(lines)
+    return bom + "".join(lines[:start]), "".join(lines[start:end]), "".join(lines[end:])
+
+
+def _quiet(line: str) -> bool:
+    """A blank line or a comment line."""
+    return not line.strip() or line.lstrip().startswith("#")
+
+
+def _marker(line: str, mark: str) -> bool:
+    """A document marker (`---`, `...`) alone on its line, or with a comment after it."""
+    rest = line.rstrip("\n").removeprefix(mark)
+    return line.startswith(mark) and (not rest or (rest[0] in " \t" and _quiet(rest)))
+
+
+def _dump(yaml: YAML, data: Any, layout: Layout = Layout()) -> str:
     if isinstance(data, CommentedMap) and not data:  # its comment lines alone, no `{}`
         seen: set[int] = set()
         lines = _slot_lines(data.ca.comment or [], (0, 1), seen)
         lines += _slot_lines([data.ca.end], (0,), seen)
-        text = "".join(line + "\n" for line in lines)
+        body = "".join(line + "\n" for line in lines)
     else:
         _drop_end_slots(data, set())
         out = io.StringIO()
         yaml.dump(data, out)
-        text = out.getvalue()
-    return text.replace("\n", newline) if newline != "\n" else text
+        body = out.getvalue()
+    if layout.tail and body.endswith("\n...\n"):  # ruamel's own, after a `|+` scalar last
+        body = body[: -len("...\n")]
+    text = layout.head + body + layout.tail
+    return text.replace("\n", layout.newline) if layout.newline != "\n" else text
 
 
 def _drop_end_slots(node: Any, seen: set[int]) -> None:
@@ -162,7 +213,8 @@ def _normal(yaml: YAML, text: str) -> str | None:
     """`text` as `yaml` re-emits it (`null` and `~` become an empty value, …); None when it does
     not parse. Two texts with the same normal form hold one document laid out one way."""
     try:
-        return _dump(yaml, _parse(yaml, text.replace("\r\n", "\n")))
+        data, head, tail = _parse(yaml, text.replace("\r\n", "\n"))
+        return _dump(yaml, data, Layout(head, tail))
     except YAMLError:
         return None
 
@@ -424,7 +476,7 @@ def preflight(ctx: Context) -> None:
 def install(ctx: Context) -> Changes:
     changes = Changes()
     path = config_path(ctx)
-    data, yaml, newline = _load(path)
+    data, yaml, layout = _load(path)
     wanted = desired_commands(ctx)
     before = _before(data, keys_before(path, ctx.backups))
     _set_hooks(data, wanted, path, before)
@@ -445,7 +497,7 @@ def install(ctx: Context) -> Changes:
         servers[MCP_NAME] = _mcp_entry(ctx)
     elif _plain(current) != _plain(_mcp_entry(ctx)):
         _replace([(data, "mcp_servers"), (servers, MCP_NAME)], _mcp_entry(ctx))
-    write_if_changed(path, _dump(yaml, data, newline), ctx, changes)
+    write_if_changed(path, _dump(yaml, data, layout), ctx, changes)
     _set_approvals(ctx, wanted, changes)
     changes.notes.append("Hermes reads hooks when a session starts (restart a running gateway)")
     return changes
@@ -517,7 +569,7 @@ def uninstall(ctx: Context) -> Changes:
     changes = Changes()
     path = config_path(ctx)
     if path.exists():
-        data, yaml, newline = _load(path)
+        data, yaml, layout = _load(path)
         untouched = _dump(yaml, data)
         before = keys_before(path, ctx.backups)
         _set_hooks(data, {}, path, before)
@@ -528,7 +580,7 @@ def uninstall(ctx: Context) -> Changes:
                 _give_back([(data, "mcp_servers")], before.get("mcp_servers"))
         removed = remove_if_created(path, ctx, changes, empty=not data)
         if not removed and _dump(yaml, data) != untouched:  # else nothing of funes' was in it:
-            text = _dump(yaml, data, newline)  # left as it is (ruamel may lay it out otherwise)
+            text = _dump(yaml, data, layout)  # left as it is (ruamel may lay it out otherwise)
             text = restored_text(path, text, ctx, functools.partial(_normal, yaml))
             write_if_changed(path, text, ctx, changes)
     note_keys_before(path, ctx.backups, {})

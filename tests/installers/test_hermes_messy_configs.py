@@ -76,3 +76,68 @@ def test_remove_keeps_a_comment_the_user_wrote_in_funes_entry_before_a_closing_c
     text = config.read_text()
     assert "# mine" in text and "# the end" in text
     assert YAML(typ="safe").load(text) == {"model": "x"}
+
+
+AROUND_THE_DOCUMENT = {  # what comes before the user's first key and after the document
+    "blank lines first": ("\n\n", "model: x\n", ""),
+    "comments before ---": ("# Hermes, mine\n---\n", "model: x\n", ""),
+    "--- with a comment": ("--- # settings\n", "model: x\n", ""),
+    "comments after ...": ("", "model: x\n", "...\n# model: y  (to try)\n"),
+    "a byte-order mark": ("\ufeff# mine\n", "model: x\n", ""),
+    "crlf": ("# mine\r\n---\r\n", "model: x\r\n", "...\r\n# end\r\n"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(AROUND_THE_DOCUMENT))
+def test_add_keeps_what_comes_before_and_after_the_document_and_remove_gives_it_back(
+    rt: Runtime, config: Path, case: str
+) -> None:
+    # ruamel drops a first blank line (so each add dropped one more), the comments before
+    # `---`, the `---` itself, everything from `...` on and a byte-order mark: they were lost
+    # once the user edited the file after add
+    head, body, tail = AROUND_THE_DOCUMENT[case]
+    text = head + body + tail
+    config.write_bytes(text.encode())
+    run_add(rt, HERMES)
+    added = config.read_bytes().decode()
+    assert added.startswith(head + body) and added.endswith(tail)
+    wired(added)
+    run_add(rt, HERMES)
+    assert config.read_bytes().decode() == added  # twice changes nothing
+    run_remove(rt, HERMES)
+    assert config.read_bytes().decode() == text
+    edited = text.replace("model: x", "model: y")
+    assert add_edit_remove(rt, config, text, "model: x", "model: y") == edited
+
+
+@pytest.mark.parametrize("text", ["---\n", "---\n# nothing yet\n", "# nothing yet\n---\n...\n"])
+def test_a_document_marker_with_no_document_is_an_empty_config(
+    rt: Runtime, config: Path, text: str
+) -> None:
+    # refused ("does not hold a mapping"), where a file of comments only was taken
+    config.write_text(text)
+    run_add(rt, HERMES)
+    wired(config.read_text())
+    run_remove(rt, HERMES)
+    assert config.read_text() == text
+
+
+@pytest.mark.parametrize(
+    ("text", "edited"),
+    [
+        # ruamel writes the `...` after such a document itself, once the user's edit means
+        # the bytes add found cannot be written back
+        ("m: 1\np: |+\n  kept\n\n", "m: 2\np: |+\n  kept\n\n...\n"),
+        ("m: 1\np: |+\n  kept\n\n...\n# the end\n", "m: 2\np: |+\n  kept\n\n...\n# the end\n"),
+    ],
+)
+def test_a_block_scalar_keeping_its_final_newlines_last_comes_back_without_a_second_end(
+    rt: Runtime, config: Path, text: str, edited: str
+) -> None:
+    # ruamel ends such a document with `...` itself: with the `...` kept after the document
+    # that made two, and remove did not give back the bytes add found
+    config.write_text(text)
+    run_add(rt, HERMES)
+    run_remove(rt, HERMES)
+    assert config.read_text() == text
+    assert add_edit_remove(rt, config, text, "m: 1", "m: 2") == edited
