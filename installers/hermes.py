@@ -435,6 +435,10 @@ def _set_hooks(
         entries = hooks[event]
         if entries is None and event in wanted:  # the event's key with no value: ours goes in
             entries = hooks[event] = CommentedSeq()
+        if event in wanted and not isinstance(entries, list):
+            raise InstallError(
+                f"{path}: `hooks.{event}` is not a list; funes will not rewrite it", hint=FIX_HINT
+            )
         if event == "outbound" or not isinstance(entries, list):
             continue
         where: Where = [(data, "hooks"), (hooks, event)]
@@ -469,18 +473,30 @@ def _mcp_entry(ctx: Context) -> CommentedMap:
 def preflight(ctx: Context) -> None:
     """Raise InstallError when a file `install` edits is one funes will not rewrite (checked
     before `funes add` writes anything)."""
-    _load(config_path(ctx))
+    _with_entries(ctx, Changes())
     load_json_object(allowlist_path(ctx))
 
 
 def install(ctx: Context) -> Changes:
     changes = Changes()
     path = config_path(ctx)
+    text, before = _with_entries(ctx, changes)
+    note_keys_before(path, ctx.backups, before)
+    write_if_changed(path, text, ctx, changes)
+    _set_approvals(ctx, desired_commands(ctx), changes)
+    changes.notes.append("Hermes reads hooks when a session starts (restart a running gateway)")
+    return changes
+
+
+def _with_entries(ctx: Context, changes: Changes) -> tuple[str, dict[str, Any]]:
+    """config.yaml's text with funes' hooks and MCP server in, and how the keys they go under
+    looked before (`_before`); nothing is written. Warns in `changes` of an MCP server named
+    funes that is not funes'. Raises InstallError for a file funes will not rewrite."""
+    path = config_path(ctx)
     data, yaml, layout = _load(path)
     wanted = desired_commands(ctx)
     before = _before(data, keys_before(path, ctx.backups))
     _set_hooks(data, wanted, path, before)
-    note_keys_before(path, ctx.backups, before)
     servers = data.get("mcp_servers")
     if servers is None:
         servers = data["mcp_servers"] = CommentedMap()
@@ -497,10 +513,7 @@ def install(ctx: Context) -> Changes:
         servers[MCP_NAME] = _mcp_entry(ctx)
     elif _plain(current) != _plain(_mcp_entry(ctx)):
         _replace([(data, "mcp_servers"), (servers, MCP_NAME)], _mcp_entry(ctx))
-    write_if_changed(path, _dump(yaml, data, layout), ctx, changes)
-    _set_approvals(ctx, wanted, changes)
-    changes.notes.append("Hermes reads hooks when a session starts (restart a running gateway)")
-    return changes
+    return _dump(yaml, data, layout), before
 
 
 def _set_approvals(ctx: Context, wanted: dict[str, str], changes: Changes) -> None:

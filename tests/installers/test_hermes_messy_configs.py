@@ -6,10 +6,13 @@ funes cannot edit without losing something of the user's is refused, untouched."
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from ruamel.yaml import YAML
+from support.cli import Ran
 
 from funes.commands import run_add, run_remove
 from funes.memory import Runtime
@@ -141,3 +144,26 @@ def test_a_block_scalar_keeping_its_final_newlines_last_comes_back_without_a_sec
     run_remove(rt, HERMES)
     assert config.read_text() == text
     assert add_edit_remove(rt, config, text, "m: 1", "m: 2") == edited
+
+
+REFUSED = {  # a config funes cannot put its entries in: the value of a key they go under
+    "hooks: [a]\n": "`hooks` is not a mapping",
+    "mcp_servers: [a]\n": "`mcp_servers` is not a mapping",
+    "hooks:\n  post_llm_call: ~/bin/log-turn.sh\n": "`hooks.post_llm_call` is not a list",
+    "hooks:\n  on_session_start: {command: x}\n": "`hooks.on_session_start` is not a list",
+}
+
+
+@pytest.mark.parametrize("text", sorted(REFUSED))
+def test_add_refuses_a_key_funes_cannot_put_its_entries_under_before_writing_anything(
+    config: Path, run: Callable[..., Ran], text: str
+) -> None:
+    # an event holding a command string got no funes hook, and add said it was done (Hermes
+    # never ran funes after a turn); `hooks` or `mcp_servers` not a mapping was refused only
+    # once the hook script, the launcher and the first index were in place
+    config.write_text(text)
+    refused = run("add", "hermes", "--yes")
+    assert refused.returncode == 1 and REFUSED[text] in refused.stderr, refused.stderr
+    assert "Traceback" not in refused.stderr
+    assert config.read_text() == text
+    assert not Path(os.environ["FUNES_HOME"]).exists()
