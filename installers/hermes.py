@@ -292,18 +292,36 @@ def _drop(where: Where) -> None:
 
 def _replace(where: Where, value: Any) -> None:
     """Put `value` in place of the entry's value at the end of `where`, keeping the comments
-    inside the old one (a key's own comments stay with the key)."""
+    inside the old one (a key's own comments stay with the key, and so does a comment at the
+    end of its line)."""
     container, key = where[-1]
     seen: set[int] = set()
     slots = container.ca.items.get(key) or []
+    eol = _line_comment(slots, seen) if isinstance(container, dict) else None
     lines = _node_lines(container[key], seen)
     if isinstance(container, dict):
         lines += _slot_lines(slots, (3, 2), seen)
         for i in (2, 3):
             if i < len(slots):
                 slots[i] = None
+        if eol is not None:
+            slots[2] = eol
     _place(lines, where)
     container[key] = value
+
+
+def _line_comment(slots: list[Any], seen: set[int]) -> CommentToken | None:
+    """Take the comment at the end of a key's line out of its value's slot (`seen`: a block
+    collection holds it too), leaving the whole lines after it there; None when it has none."""
+    post = slots[2] if len(slots) > 2 else None
+    if post is None:
+        return None
+    line, _, rest = post.value.partition("\n")
+    if not line.strip():
+        return None
+    seen.add(id(post))
+    slots[2] = CommentToken("\n" + rest, CommentMark(0)) if rest else None
+    return CommentToken(line + "\n", CommentMark(post.column))
 
 
 def _entry_lines(container: Any, key: Any, seen: set[int]) -> list[str]:

@@ -167,3 +167,41 @@ def test_add_refuses_a_key_funes_cannot_put_its_entries_under_before_writing_any
     assert "Traceback" not in refused.stderr
     assert config.read_text() == text
     assert not Path(os.environ["FUNES_HOME"]).exists()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "hooks:  # none yet\nmodel: x\n",
+        "hooks:\n  post_llm_call:  # later\n  pre_tool_call: []\n",
+        "model: x\nmcp_servers:   # none yet\n# the end\n",
+    ],
+)
+def test_remove_gives_back_a_key_with_no_value_with_the_comment_on_its_line(
+    rt: Runtime, config: Path, text: str
+) -> None:
+    # the comment went to a line of its own, at its old column: not the bytes add found
+    config.write_text(text)
+    run_add(rt, HERMES)
+    wired(config.read_text())
+    run_remove(rt, HERMES)
+    assert config.read_text() == text
+    assert add_edit_remove(rt, config, "editor: vi\n" + text, "vi", "emacs") == (
+        "editor: emacs\n" + text
+    )
+
+
+def test_readding_keeps_the_comment_on_the_line_of_funes_mcp_entry(
+    rt: Runtime, config: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # re-added with other settings, funes' entry is replaced: the comment the user put at the
+    # end of its line went to a line of its own, at its old column
+    config.write_text("model: x\n")
+    run_add(rt, HERMES)
+    text = config.read_text().replace("  funes:\n", "  funes:  # memory\n")
+    config.write_text(text)
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # written into funes' MCP entry
+    run_add(Runtime.resolve(), HERMES)
+    added = config.read_text()
+    assert "  funes:  # memory\n" in added and "HF_ENDPOINT" in added
+    wired(added)
