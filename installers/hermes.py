@@ -28,6 +28,7 @@ import io
 import json
 import os
 import re
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -531,7 +532,56 @@ def _with_entries(ctx: Context, changes: Changes) -> tuple[str, dict[str, Any]]:
         servers[MCP_NAME] = _mcp_entry(ctx)
     elif _plain(current) != _plain(_mcp_entry(ctx)):
         _replace([(data, "mcp_servers"), (servers, MCP_NAME)], _mcp_entry(ctx))
-    return _dump(yaml, data, layout), before
+    text = _dump(yaml, data, layout)
+    _keeps_comments(path, text, adding=True)
+    return text, before
+
+
+def _keeps_comments(path: Path, text: str, *, adding: bool = False) -> None:
+    """Raise InstallError when `text`, to be written at `path`, lacks a comment of the file
+    there, or (`adding`) the file has a comment inside a `[...]` or `{...}`: ruamel drops or
+    moves those, and `remove` could then not give the file back."""
+    old = read_text(path)
+    if not old:
+        return
+    comments, in_flow = _comments(old)
+    lost = list((comments - _comments(text.replace("\r\n", "\n"))[0]).elements())
+    if adding and in_flow:
+        raise InstallError(
+            f"{path}: funes cannot keep the comment `{in_flow[0]}` inside a `[...]` or `{{...}}` "
+            "in it; funes will not rewrite it",
+            hint="move the comment out of the brackets, then run the command again",
+        )
+    if lost:
+        raise InstallError(
+            f"{path}: funes cannot keep the comment `{lost[0]}` in it; funes will not rewrite it",
+            hint="a comment inside a `[...]` or `{...}` is one it cannot keep: move it out of "
+            "the brackets, then run the command again",
+        )
+
+
+_FLOW = {"[": 1, "{": 1, "]": -1, "}": -1}  # a token's id → how it changes the flow depth
+
+
+def _comments(text: str) -> tuple[Counter[str], list[str]]:
+    """The comments in YAML `text` (each line of one, stripped), every one, as ruamel's scanner
+    finds them (its loader drops some), and those inside a `[...]` or `{...}`."""
+    found: Counter[str] = Counter()
+    in_flow: list[str] = []
+    depth = 0
+    for token in YAML().scan(text):
+        depth += _FLOW.get(token.id, 0)
+        slots = [getattr(token, "comment", None)]
+        while slots:
+            slot = slots.pop()
+            if isinstance(slot, list):
+                slots.extend(reversed(slot))
+            elif isinstance(slot, CommentToken):
+                lines = [line.strip() for line in slot.value.split("\n")]
+                lines = [line for line in lines if line.startswith("#")]
+                found.update(lines)
+                in_flow += lines if depth else []
+    return found, in_flow
 
 
 def _set_approvals(ctx: Context, wanted: dict[str, str], changes: Changes) -> None:
@@ -613,6 +663,7 @@ def uninstall(ctx: Context) -> Changes:
         if not removed and _dump(yaml, data) != untouched:  # else nothing of funes' was in it:
             text = _dump(yaml, data, layout)  # left as it is (ruamel may lay it out otherwise)
             text = restored_text(path, text, ctx, functools.partial(_normal, yaml))
+            _keeps_comments(path, text)
             write_if_changed(path, text, ctx, changes)
     note_keys_before(path, ctx.backups, {})
     if allowlist_path(ctx).exists():

@@ -15,6 +15,7 @@ from ruamel.yaml import YAML
 from support.cli import Ran
 
 from funes.commands import run_add, run_remove
+from funes.errors import AgentError
 from funes.memory import Runtime
 from funes.wiring import agent_harness
 
@@ -205,3 +206,38 @@ def test_readding_keeps_the_comment_on_the_line_of_funes_mcp_entry(
     added = config.read_text()
     assert "  funes:  # memory\n" in added and "HF_ENDPOINT" in added
     wired(added)
+
+
+FLOW_OVER_LINES = {  # a comment inside `[...]` or `{...}` written over several lines
+    "the user's own list": ("model: [\n  a,  # the old one\n  b\n]\n", "# the old one"),
+    "an event's list": (
+        "hooks:\n  post_llm_call: [\n    {command: a},  # mine\n    {command: b}\n  ]\n",
+        "# mine",
+    ),
+    "mcp_servers": ("mcp_servers: {\n  a: {command: x},  # mine\n  b: {command: y}\n}\n", "# mine"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FLOW_OVER_LINES))
+def test_a_config_whose_comment_funes_cannot_keep_is_refused_untouched(
+    rt: Runtime, config: Path, case: str
+) -> None:
+    # ruamel reads a comment inside a flow collection over several lines and never writes it
+    # back: add wrote the file without it
+    text, comment = FLOW_OVER_LINES[case]
+    config.write_text(text)
+    with pytest.raises(AgentError, match=f"cannot keep the comment `{comment}`"):
+        run_add(rt, HERMES)
+    assert config.read_text() == text
+
+
+def test_remove_refuses_a_config_whose_comment_it_cannot_keep_leaving_it_untouched(
+    rt: Runtime, config: Path
+) -> None:
+    config.write_text("model: x\n")
+    run_add(rt, HERMES)
+    text = config.read_text() + "tools: [\n  a,  # mine\n  b\n]\n"  # written after add
+    config.write_text(text)
+    with pytest.raises(AgentError, match="cannot keep the comment `# mine`"):
+        run_remove(rt, HERMES)
+    assert config.read_text() == text
