@@ -659,7 +659,8 @@ def uninstall(ctx: Context) -> Changes:
             _drop([(data, "mcp_servers"), (servers, MCP_NAME)])
             if not servers:
                 _give_back([(data, "mcp_servers")], before.get("mcp_servers"))
-        removed = remove_if_created(path, ctx, changes, empty=not data)
+        empty = not _dump(yaml, data, layout).strip()  # no key, and no comment either
+        removed = remove_if_created(path, ctx, changes, empty=empty)
         if not removed and _dump(yaml, data) != untouched:  # else nothing of funes' was in it:
             text = _dump(yaml, data, layout)  # left as it is (ruamel may lay it out otherwise)
             text = restored_text(path, text, ctx, functools.partial(_normal, yaml))

@@ -241,3 +241,20 @@ def test_remove_refuses_a_config_whose_comment_it_cannot_keep_leaving_it_untouch
     with pytest.raises(AgentError, match="cannot keep the comment `# mine`"):
         run_remove(rt, HERMES)
     assert config.read_text() == text
+
+
+@pytest.mark.parametrize("where", ["first", "last"])
+def test_remove_keeps_a_config_funes_created_once_the_user_wrote_a_comment_in_it(
+    rt: Runtime, config: Path, where: str
+) -> None:
+    # the file funes created held no key of the user's once funes' were out: it was deleted,
+    # and the user's comment with it
+    run_add(rt, HERMES)
+    note = "# notes: try the search server\n"
+    added = config.read_text()
+    config.write_text(note + added if where == "first" else added + note)
+    run_remove(rt, HERMES)
+    assert config.read_text() == note
+    run_add(rt, HERMES)  # funes' entries go in after the note, and out again
+    run_remove(rt, HERMES)
+    assert config.read_text() == note
