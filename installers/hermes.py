@@ -438,11 +438,13 @@ def _set_hooks(
     data: CommentedMap, wanted: dict[str, str], path: Path, before: dict[str, Any]
 ) -> None:
     """Make `data["hooks"]` hold exactly our `wanted` entries, in place, leaving the user's alone
-    (a key funes empties goes back to what `before` says it was)."""
+    (a key funes empties goes back to what `before` says it was). Raises InstallError when
+    `wanted` has to go in a `hooks` that is not a mapping (with nothing wanted, there is nothing
+    of funes' in it)."""
     hooks = data.get("hooks")
+    if not wanted and not isinstance(hooks, dict):
+        return
     if hooks is None:
-        if not wanted:
-            return
         hooks = data["hooks"] = CommentedMap()
     if not isinstance(hooks, dict):
         raise InstallError(

@@ -258,3 +258,21 @@ def test_remove_keeps_a_config_funes_created_once_the_user_wrote_a_comment_in_it
     run_add(rt, HERMES)  # funes' entries go in after the note, and out again
     run_remove(rt, HERMES)
     assert config.read_text() == note
+
+
+def test_remove_takes_funes_mcp_server_out_of_a_config_whose_hooks_is_no_mapping(
+    rt: Runtime, config: Path, run: Callable[..., Ran]
+) -> None:
+    # remove refused the file ("`hooks` is not a mapping"), though nothing of funes' can be in
+    # such a `hooks`, and left funes' MCP server registered
+    untouched = "hooks: [~/bin/log-turn.sh]\n"
+    config.write_text(untouched)
+    assert run("remove", "hermes").returncode == 0
+    assert config.read_text() == untouched
+    config.write_text("model: x\n")
+    run_add(rt, HERMES)
+    added = config.read_text()
+    servers = added[added.index("mcp_servers:") :]
+    config.write_text("model: x\nhooks: [~/bin/log-turn.sh]\n" + servers)
+    run_remove(rt, HERMES)
+    assert config.read_text() == "model: x\nhooks: [~/bin/log-turn.sh]\n"
