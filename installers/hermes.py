@@ -455,6 +455,7 @@ def _set_hooks(
     for event in list(hooks):
         entries = hooks[event]
         if entries is None and event in wanted:  # the event's key with no value: ours goes in
+            _unshared(hooks, "hooks", path)
             entries = hooks[event] = CommentedSeq()
         if event in wanted and not isinstance(entries, list):
             raise InstallError(
@@ -473,15 +474,30 @@ def _set_hooks(
                 _drop([*where, (entries, i)])
                 removed = True
         if event in wanted and not placed:
+            _unshared(entries, f"hooks.{event}", path)
             entries.append(CommentedMap([("command", wanted[event]), ("timeout", TIMEOUT_S)]))
         if removed and not entries:
             _give_back(where, events_before.get(event))
             emptied = True
     for event, command in wanted.items():
         if event not in hooks:
+            _unshared(hooks, "hooks", path)
             hooks[event] = [CommentedMap([("command", command), ("timeout", TIMEOUT_S)])]
     if emptied and not hooks:
         _give_back([(data, "hooks")], before.get("hooks"))
+
+
+def _unshared(node: Any, name: str, path: Path) -> None:
+    """Raise InstallError when `node`, which funes is about to put an entry in, is anchored:
+    the entry would show wherever the anchor is used (another event's hooks, say)."""
+    anchor = node.anchor.value if isinstance(node, CommentedBase) else None
+    if anchor is not None:
+        raise InstallError(
+            f"{path}: `{name}` is anchored (`&{anchor}`), and funes' entry in it would show "
+            "wherever that anchor is used; funes will not rewrite it",
+            hint=f"write its value out where `*{anchor}` stands (or drop the `&{anchor}`), then "
+            "run the command again",
+        )
 
 
 def _mcp_entry(ctx: Context) -> CommentedMap:
@@ -531,6 +547,7 @@ def _with_entries(ctx: Context, changes: Changes) -> tuple[str, dict[str, Any]]:
             f"{path} already has an MCP server named funes that is not funes' own: left as is"
         )
     elif current is None:
+        _unshared(servers, "mcp_servers", path)
         servers[MCP_NAME] = _mcp_entry(ctx)
     elif _plain(current) != _plain(_mcp_entry(ctx)):
         _replace([(data, "mcp_servers"), (servers, MCP_NAME)], _mcp_entry(ctx))

@@ -276,3 +276,32 @@ def test_remove_takes_funes_mcp_server_out_of_a_config_whose_hooks_is_no_mapping
     config.write_text("model: x\nhooks: [~/bin/log-turn.sh]\n" + servers)
     run_remove(rt, HERMES)
     assert config.read_text() == "model: x\nhooks: [~/bin/log-turn.sh]\n"
+
+
+ANCHORED = {  # a collection funes would put its entry in, used elsewhere through an alias
+    "an event's list, shared with another event": (
+        "hooks:\n  post_llm_call: &turn\n    - command: ~/bin/log.sh\n"
+        "  on_session_finalize: *turn\n",
+        "hooks.post_llm_call",
+    ),
+    "an event's list, anchored elsewhere": (
+        "none: &none []\nhooks:\n  post_llm_call: *none\n",
+        "hooks.post_llm_call",
+    ),
+    "hooks": ("hooks: &h {}\nprofile_hooks: *h\n", "hooks"),
+    "mcp_servers": ("mcp_servers: &s\n  ping: {command: p}\nother_servers: *s\n", "mcp_servers"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ANCHORED))
+def test_add_refuses_to_put_its_entry_in_an_anchored_collection(
+    rt: Runtime, config: Path, case: str
+) -> None:
+    # the entry showed wherever the anchor was used: with post_llm_call's list shared with
+    # on_session_finalize, each event's pass took the other's funes hook out, and post_llm_call
+    # was left running funes' on_session_finalize command
+    text, name = ANCHORED[case]
+    config.write_text(text)
+    with pytest.raises(AgentError, match=f"`{name}` is anchored"):
+        run_add(rt, HERMES)
+    assert config.read_text() == text
