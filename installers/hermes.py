@@ -79,8 +79,10 @@ def allowlist_path(ctx: Context) -> Path:
     return ctx.agent_home / ALLOWLIST
 
 
-def _yaml(indent: tuple[int, int, int]) -> YAML:
+def _yaml(indent: tuple[int, int, int], version: Any = None) -> YAML:
+    """A round-trip YAML writing with `indent` and the `%YAML` version of the file it read."""
     yaml = YAML()
+    yaml.version = version
     yaml.preserve_quotes = True
     yaml.width = 4096
     yaml.indent(mapping=indent[0], sequence=indent[1], offset=indent[2])
@@ -105,8 +107,9 @@ def _load(path: Path) -> tuple[CommentedMap, YAML, Layout]:
     newline = _newline(path)
     if text is None:
         return CommentedMap(), _yaml(_INDENTS[0]), Layout(newline=newline)
+    reader = _yaml(_INDENTS[0])
     try:
-        data, head, tail = _parse(_yaml(_INDENTS[0]), text)
+        data, head, tail = _parse(reader, text)
     except YAMLError as exc:
         raise InstallError(
             f"{path} is not valid YAML ({exc}); funes will not rewrite it", hint=FIX_HINT
@@ -117,10 +120,10 @@ def _load(path: Path) -> tuple[CommentedMap, YAML, Layout]:
         )
     layout = Layout(head, tail, newline)
     for indent in _INDENTS:
-        yaml = _yaml(indent)
+        yaml = _yaml(indent, reader.version)
         if _dump(yaml, data, Layout(head, tail)) == text:
             return data, yaml, layout
-    return data, _yaml(_INDENTS[0]), layout
+    return data, _yaml(_INDENTS[0], reader.version), layout
 
 
 def _newline(path: Path) -> str:

@@ -305,3 +305,20 @@ def test_add_refuses_to_put_its_entry_in_an_anchored_collection(
     with pytest.raises(AgentError, match=f"`{name}` is anchored"):
         run_add(rt, HERMES)
     assert config.read_text() == text
+
+
+def test_a_yaml_1_1_config_keeps_its_directive_and_its_octal_numbers(
+    rt: Runtime, config: Path
+) -> None:
+    # written by a YAML that had not read the file: no `%YAML 1.1`, and `0755` as `0o755`,
+    # which Hermes' YAML 1.1 reader takes for a string
+    text = "%YAML 1.1\n---\nmode: 0755\nmodel: x\n"
+    config.write_text(text)
+    run_add(rt, HERMES)
+    added = config.read_text()
+    assert added.startswith("%YAML 1.1\n---\nmode: 0755\n")
+    wired(added)
+    run_remove(rt, HERMES)
+    assert config.read_text() == text
+    edited = text.replace("model: x", "model: z")
+    assert add_edit_remove(rt, config, text, "model: x", "model: z") == edited
