@@ -322,3 +322,46 @@ def test_a_yaml_1_1_config_keeps_its_directive_and_its_octal_numbers(
     assert config.read_text() == text
     edited = text.replace("model: x", "model: z")
     assert add_edit_remove(rt, config, text, "model: x", "model: z") == edited
+
+
+AFTER_ADD = {  # (what the user changes in the file add wrote (None: its end), to what, what
+    # remove leaves)
+    "a comment after funes' hook": (
+        "      timeout: 30\n  on_session_finalize:",
+        "      timeout: 30\n    # note\n  on_session_finalize:",
+        "model: x\n    # note\n",
+    ),
+    "a hook of the user's after funes'": (
+        "      timeout: 30\n  on_session_finalize:",
+        "      timeout: 30\n    - command: mine  # m\n  on_session_finalize:",
+        "model: x\nhooks:\n  post_llm_call:\n    - command: mine  # m\n",
+    ),
+    "an event of the user's": (
+        "mcp_servers:",
+        "  pre_tool_call:  # mine\n    - command: t\nmcp_servers:",
+        "model: x\nhooks:\n  pre_tool_call:  # mine\n    - command: t\n",
+    ),
+    "a server of the user's after funes'": (
+        None,
+        "  # other server\n  other:\n    command: o\n# end\n",
+        "model: x\nmcp_servers:\n  # other server\n  other:\n    command: o\n# end\n",
+    ),
+    "a comment before funes' keys": (
+        "hooks:",
+        "# funes below\nhooks:",
+        "model: x\n# funes below\n",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(AFTER_ADD))
+def test_remove_keeps_what_the_user_wrote_among_funes_entries(
+    rt: Runtime, config: Path, case: str
+) -> None:
+    old, new, left = AFTER_ADD[case]
+    config.write_text("model: x\n")
+    run_add(rt, HERMES)
+    added = config.read_text()
+    config.write_text(added + new if old is None else added.replace(old, new, 1))
+    run_remove(rt, HERMES)
+    assert config.read_text() == left
