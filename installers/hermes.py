@@ -522,18 +522,21 @@ def install(ctx: Context) -> Changes:
     path = config_path(ctx)
     text, before = _with_entries(ctx, changes)
     note_keys_before(path, ctx.backups, before)
-    write_if_changed(path, text, ctx, changes)
+    if text is not None:
+        write_if_changed(path, text, ctx, changes)
     _set_approvals(ctx, desired_commands(ctx), changes)
     changes.notes.append("Hermes reads hooks when a session starts (restart a running gateway)")
     return changes
 
 
-def _with_entries(ctx: Context, changes: Changes) -> tuple[str, dict[str, Any]]:
-    """config.yaml's text with funes' hooks and MCP server in, and how the keys they go under
-    looked before (`_before`); nothing is written. Warns in `changes` of an MCP server named
-    funes that is not funes'. Raises InstallError for a file funes will not rewrite."""
+def _with_entries(ctx: Context, changes: Changes) -> tuple[str | None, dict[str, Any]]:
+    """config.yaml's text with funes' hooks and MCP server in (None when they are in as they
+    should be: the file stays as the user laid it out), and how the keys they go under looked
+    before (`_before`); nothing is written. Warns in `changes` of an MCP server named funes that
+    is not funes'. Raises InstallError for a file funes will not rewrite."""
     path = config_path(ctx)
     data, yaml, layout = _load(path)
+    untouched = _dump(yaml, data, layout)
     wanted = desired_commands(ctx)
     before = _before(data, keys_before(path, ctx.backups))
     _set_hooks(data, wanted, path, before)
@@ -555,6 +558,8 @@ def _with_entries(ctx: Context, changes: Changes) -> tuple[str, dict[str, Any]]:
     elif _plain(current) != _plain(_mcp_entry(ctx)):
         _replace([(data, "mcp_servers"), (servers, MCP_NAME)], _mcp_entry(ctx))
     text = _dump(yaml, data, layout)
+    if text == untouched:
+        return None, before
     _keeps_comments(path, text, adding=True)
     return text, before
 

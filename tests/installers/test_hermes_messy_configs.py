@@ -238,6 +238,7 @@ def test_remove_refuses_a_config_whose_comment_it_cannot_keep_leaving_it_untouch
     run_add(rt, HERMES)
     text = config.read_text() + "tools: [\n  a,  # mine\n  b\n]\n"  # written after add
     config.write_text(text)
+    assert run_add(rt, HERMES).changed == []  # nothing to write: no reason to refuse
     with pytest.raises(AgentError, match="cannot keep the comment `# mine`"):
         run_remove(rt, HERMES)
     assert config.read_text() == text
@@ -365,3 +366,16 @@ def test_remove_keeps_what_the_user_wrote_among_funes_entries(
     config.write_text(added + new if old is None else added.replace(old, new, 1))
     run_remove(rt, HERMES)
     assert config.read_text() == left
+
+
+def test_adding_again_leaves_the_users_layout_alone_when_funes_entries_are_in_place(
+    rt: Runtime, config: Path
+) -> None:
+    # the second add wrote the whole file back as ruamel lays it out (`[a, b]`), though
+    # nothing of funes' changed
+    config.write_text("model: x\n")
+    run_add(rt, HERMES)
+    text = config.read_text() + "tools: [a,b]\n"
+    config.write_text(text)
+    assert run_add(rt, HERMES).changed == []
+    assert config.read_text() == text
