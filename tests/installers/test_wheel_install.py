@@ -24,7 +24,7 @@ def test_the_wheel_installs_and_funes_add_claude_works_from_it(
     assert "funes/_bundled/hooks/enqueue.py" in names
     assert {
         f"funes/_bundled/installers/{m}.py"
-        for m in ("_common", "claude_code", "codex", "hermes", "pi")
+        for m in ("_common", "claude_code", "codex", "hermes", "hermes_yaml", "pi")
     } <= set(names)
 
     python = fresh_venv(tmp_path / "venv", wheel)
