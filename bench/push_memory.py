@@ -132,6 +132,7 @@ def child_push(db: Path, dest: Path) -> dict[str, Any]:
             scanner=CanaryOnlyScanner(),
             rescan=CanaryOnlyScanner(),
             receipts=Path(receipts),
+            staging=Path(receipts) / "staging",
             options=PushOptions(create=True, assume_yes=True),
         )
         arenas = count_malloc_arenas(Path(receipts) / "malloc-info.xml")

@@ -138,6 +138,7 @@ def field_quality(work_dir: Path) -> dict[str, Any]:
             remote,
             scanner=gate_scanner(),
             receipts=root / "receipts",
+            staging=root / "staging",
             options=PushOptions(create=True, assume_yes=True),
         )
         held += report.held_back
@@ -264,6 +265,7 @@ def heldout_quality(work_dir: Path) -> dict[str, Any]:
             DirRemote(root / "remote"),
             scanner=gate_scanner(),
             receipts=root / "receipts",
+            staging=root / "staging",
             options=PushOptions(create=True, assume_yes=True),
         )
         held += report.held_back
