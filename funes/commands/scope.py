@@ -64,8 +64,19 @@ NO_SCOPE = Scope()
 def parse_time(value: str, *, end: bool = False, now: datetime | None = None) -> str:
     """A --since/--until value as an ISO-8601 UTC string (`end`: a bare day means its end).
 
-    Raises UsageError for anything it cannot read.
+    Raises UsageError for anything it cannot read, and for a time outside the calendar's
+    years 1–9999 (an age of 99999999d, the day after 9999-12-31).
     """
+    try:
+        return _parse_time(value, end=end, now=now)
+    except OverflowError:
+        raise UsageError(
+            f"not a time funes can use: {value!r} is out of range",
+            hint="use a date after year 1 and before 9999, or a shorter age such as 7d or 2w",
+        ) from None
+
+
+def _parse_time(value: str, *, end: bool, now: datetime | None) -> str:
     text = value.strip()
     now = now or datetime.now(UTC)
     local = now.astimezone()

@@ -64,6 +64,16 @@ def test_a_bad_scope_is_a_usage_error(sessions: Callable[..., Ran]) -> None:
     assert unknown.returncode == 1 and "no session 'dddd'" in unknown.stderr
     bad = run("recall", "heron", "--since", "last tuesday")
     assert bad.returncode == 1 and "not a time" in bad.stderr and "hint:" in bad.stderr
+    # a time the calendar cannot hold is the same usage error, in every verb, not a traceback
+    for args in (
+        ("recall", "heron", "--since", "99999999d"),
+        ("recall", "heron", "--until", "9999-12-31"),
+        ("sessions", "--since", "999999999w"),
+        ("forget", "--before", "99999999d", "--yes"),
+    ):
+        far = run(*args)
+        assert far.returncode == 1 and "out of range" in far.stderr, (args, far.stderr)
+        assert "Traceback" not in far.stderr
 
 
 def test_get_accepts_the_short_session_id_of_a_recall_header(sessions: Callable[..., Ran]) -> None:
@@ -114,6 +124,8 @@ def test_the_mcp_tools_take_the_same_scope(sessions: Callable[..., Ran]) -> None
     assert _sessions_of(short.text) == {C}
     bad = tools.call("recall", {"query": "heron", "since": "whenever"})
     assert bad.is_error and "not a time" in bad.text
+    far = tools.call("recall", {"query": "heron", "since": "99999999d"})
+    assert far.is_error and "out of range" in far.text, far.text
     turn = parse_recall(short.text)[1][0].get.split()[3]
     got = tools.call("get", {"session_id": "cccc3333", "turn_uuid": turn, "since": "2027-01-01"})
     assert got.is_error and got.text == f"funes: turn {turn} not found in session {C}"
