@@ -47,6 +47,12 @@ class FunesError(Exception):
         self.hint = hint
 
 
+class FoldersUnusable(FunesError, OSError):
+    """funes' own folders (FUNES_HOME, or the platform's data and log folders) cannot be
+    created or used. An OSError too: callers that treat a failed write as optional keep doing
+    so."""
+
+
 class UsageError(FunesError):
     """Arguments or values the user can correct."""
 

@@ -25,6 +25,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from funes.errors import FoldersUnusable
+
 PRIVATE_DIR = 0o700
 PRIVATE_FILE = 0o600
 HUB_CACHE_VARS = ("HF_HOME", "HF_HUB_CACHE", "HF_ENDPOINT")
@@ -166,9 +168,20 @@ class Paths:
         return self.data / "hooks" / "funes-python"
 
     def ensure(self) -> Paths:
-        """Create the directories with private permissions; returns self."""
+        """Create the directories with private permissions; returns self. Raises
+        FoldersUnusable (a FunesError and an OSError) naming the folder, the OS's reason and
+        the variable that chose it when one cannot be made (FUNES_HOME a file, not writable)."""
         for d in (self.data, self.spool, self.logs):
-            ensure_private_dir(d)
+            try:
+                ensure_private_dir(d)
+            except OSError as exc:
+                raise FoldersUnusable(
+                    f"cannot use {d} for funes' files: {exc.strerror or exc}",
+                    hint="FUNES_HOME names where funes keeps its files: point it at a folder "
+                    "you can write"
+                    if self.home is not None
+                    else "make that folder writable, or set FUNES_HOME to a folder you can write",
+                ) from exc
         return self
 
     @classmethod

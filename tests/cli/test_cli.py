@@ -538,3 +538,21 @@ def test_a_model_cache_on_a_full_disk_is_a_clear_error_and_leaves_nothing_behind
     assert lines[-1].strip().startswith("hint: free space"), ran.stderr
     assert "FUNES_MODEL_CACHE" in lines[-1], ran.stderr
     assert left == ["./models"], left  # no graph, manifest or build folder a later run could find
+
+
+def test_a_funes_home_that_cannot_hold_folders_is_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """FUNES_HOME naming a file (or a place that cannot be created) is said with the folder,
+    the OS's reason and the variable, exit 1: it was a NotADirectoryError traceback."""
+    a_file = tmp_path / "afile"
+    a_file.write_text("not a folder")
+    for home in (a_file, a_file / "below"):
+        monkeypatch.setenv("FUNES_HOME", str(home))
+        for args in (("index",), ("add", "claude", "--force")):
+            ran = funes(*args, check=False)
+            assert ran.returncode == 1, (args, ran.stderr)
+            assert "Traceback" not in ran.stderr, ran.stderr
+            assert "for funes' files: Not a directory" in ran.stderr, ran.stderr
+            assert "FUNES_HOME" in ran.stderr
+        assert a_file.read_text() == "not a folder"
