@@ -139,7 +139,15 @@ def open_hint(exc: BaseException, path: Path | None = None) -> str:
             "one, org/repo or hf://datasets/org/repo"
         )
     target = f"move {path} away" if path is not None else "move the file away"
-    return f"the file is damaged: {target} and run `funes index --yes` to rebuild"
+    return f"the file is damaged: {target} and run `funes index --yes` to rebuild ({REBUILD_LOSES})"
+
+
+# What a rebuild from the transcripts cannot give back: said wherever funes advises one.
+REBUILD_LOSES = (
+    "a rebuild reads the transcripts again: sessions you forgot come back while their "
+    "transcripts remain, so run your `funes forget` again after it, and passages of "
+    "transcripts deleted since are gone"
+)
 
 
 def _sqlite_header(path: Path) -> bool:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 from funes.chunks import EMBED_INPUT, LEGACY_EMBED_INPUT
 from funes.errors import IncompatibleStore, StoreError
 from funes.store import meta, vecindex, writes
-from funes.store.db import Connection, open_hint
+from funes.store.db import REBUILD_LOSES, Connection, open_hint
 from funes.store.frequencies import TermFrequencies
 from funes.store.meta import DEFAULT_VECTOR_ELEMENT, VECTOR_SCALE, now_utc
 from funes.store.schema import create_vector_table
@@ -194,7 +194,7 @@ class StoreHandle:
             return
         hint = (
             f"use the model it was built with (FUNES_EMBEDDER), or rebuild: move {self.path} "
-            "away and run `funes index --yes`"
+            f"away and run `funes index --yes` ({REBUILD_LOSES})"
             if holds_vectors
             else "it holds no vector yet: `funes index` with this model takes it over and "
             "embeds its chunks (or use the model it was stamped with: FUNES_EMBEDDER)"
