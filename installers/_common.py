@@ -251,7 +251,7 @@ def backup_once(path: Path, backups: Path) -> Path | None:
 
     A file funes creates gets a `.created-by-funes` note instead, so uninstall can remove it.
     """
-    backups.mkdir(parents=True, exist_ok=True, mode=0o700)
+    make_dirs(backups)
     target = backups / (_slug(path) + ".orig")
     if _created_marker(path, backups).exists():
         return None
@@ -266,6 +266,20 @@ def backup_once(path: Path, backups: Path) -> Path | None:
     return target
 
 
+def make_dirs(path: Path) -> None:
+    """Create folder `path` and its missing parents, each 0700 whatever the umask (an agent
+    loads code and settings from these folders: never group- or world-writable). Folders
+    that exist are left as they are."""
+    missing: list[Path] = []
+    probe = path
+    while not probe.exists() and probe.parent != probe:
+        missing.append(probe)
+        probe = probe.parent
+    for folder in reversed(missing):
+        folder.mkdir(mode=0o700, exist_ok=True)
+        os.chmod(folder, 0o700)
+
+
 def atomic_write(path: Path, data: bytes, *, mode: int | None = None) -> None:
     """Write `data` to `path` via a temp file in the same folder and os.replace.
 
@@ -274,7 +288,7 @@ def atomic_write(path: Path, data: bytes, *, mode: int | None = None) -> None:
     replaced in its own folder and the link stays a link.
     """
     path = Path(os.path.realpath(path))
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_dirs(path.parent)
     try:
         keep = path.stat().st_mode & 0o777
     except FileNotFoundError:
@@ -340,7 +354,7 @@ def note_keys_before(path: Path, backups: Path, keys: dict[str, Any]) -> None:
             return
     except FileNotFoundError:
         pass
-    backups.mkdir(parents=True, exist_ok=True, mode=0o700)
+    make_dirs(backups)
     atomic_write(note, data, mode=0o600)
 
 
@@ -360,8 +374,8 @@ def make_dir_noted(path: Path, backups: Path) -> None:
     created it, so `remove_dir_if_created` can take it out again."""
     if path.is_dir():
         return
-    backups.mkdir(parents=True, exist_ok=True, mode=0o700)
-    path.mkdir(parents=True, exist_ok=True)
+    make_dirs(backups)
+    make_dirs(path)
     atomic_write(_created_marker(path, backups), b"")
 
 

@@ -909,6 +909,24 @@ def test_remove_takes_out_the_pi_extensions_directory_add_created(
 
 
 @pytest.mark.parametrize("agent", AGENTS)
+def test_folders_add_creates_in_an_agent_home_are_private_whatever_the_umask(
+    rt: Runtime, isolated_env: Path, agent: str
+) -> None:
+    """An agent loads code and settings from the folders `add` creates (pi's extensions/):
+    under umask 000 they were made 0777, writable by every user of the machine."""
+    before = {p for p in isolated_env.rglob("*") if p.is_dir()}
+    old = os.umask(0)
+    try:
+        run_add(rt, agent_harness(agent))
+    finally:
+        os.umask(old)
+    made = {p for p in isolated_env.rglob("*") if p.is_dir()} - before
+    assert made or agent != "pi"
+    loose = {str(p): oct(p.stat().st_mode & 0o777) for p in made if p.stat().st_mode & 0o077}
+    assert loose == {}
+
+
+@pytest.mark.parametrize("agent", AGENTS)
 def test_hooks_that_queue_into_another_funes_home_are_reported(
     isolated_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, agent: str
 ) -> None:
