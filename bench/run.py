@@ -257,6 +257,10 @@ def run_all(
     red = secrets.measure()
     log("secrets: field corpus through index and push")
     red["field"] = secrets.field_quality(tmp / "secrets-field")
+    log("secrets: the publish gate on the dev set, LoCoMo and technical prose")
+    red["gate_false_positives"] = secrets.gate_false_positives(
+        tmp / "secrets-gate", devset=devset, locomo=locomo
+    )
     block_texts = [b.text for t in source.turns() for b in t.blocks]
     red_s = secrets.redaction_seconds(block_texts)
     red["devset_redaction_s"] = round(red_s, 3)

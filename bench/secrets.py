@@ -1,6 +1,9 @@
 """Redaction: throughput of default_scanner() on a synthetic 5 MB transcript-like text, and
 detection quality on the test corpus (tests/secrets/secret_corpus.py: fake secret shapes that
-must be caught, look-alikes that must not be flagged — target 0 false positives)."""
+must be caught, look-alikes that must not be flagged — target 0 false positives), the field and
+held-out corpora through a real index and push (`field_quality`, `heldout_quality`), and the
+publish gate's hold-backs on realistic text with no secret (`gate_false_positives`: the coding
+dev set, LoCoMo dev, generated technical prose). `python -m bench.secrets` prints them all."""
 
 from __future__ import annotations
 
@@ -327,3 +330,163 @@ def _needles(p: Any) -> list[str]:
     from heldout_corpus import needles  # type: ignore[import-not-found]
 
     return list(needles(p))
+
+
+def gate_false_positives(
+    work_dir: Path,
+    *,
+    devset: Path | None = None,
+    locomo: Path | None = None,
+    prose: int = 2000,
+    spans: list[str] | None = None,
+) -> dict[str, Any]:
+    """The publish gate's hold-backs on realistic text that holds no secret.
+
+    * `devset` (the coding dev set's sessions.jsonl) and each LoCoMo conversation under
+      `locomo` (folders of traces.parquet) are indexed, each into its own memory, with the real
+      `funes.ingest.index` (lexical only: the gate does not look at vectors) and the default
+      index-time scanner; the gate then runs over every stored chunk as `funes push` runs it
+      (`gate_scanner()`, the index-time set as `rescan`). A missing corpus is skipped.
+    * `prose` paragraphs of tests/secrets/prose_corpus.py (technical prose using credential
+      words in their ordinary senses), each redacted at index time then scanned by the gate.
+
+    None of these texts holds a secret, so every hold-back is a false positive. Per corpus:
+    chunks (blocks) scanned and held back, and findings per gate rule. `spans`, when given,
+    receives one line per finding (`corpus rule: [matched] …context…`) for a reader to look
+    at locally; the figures never hold matched text.
+    """
+    from bench.devset import DevsetSource
+    from funes.traces import sources_for_path
+
+    out: dict[str, Any] = {}
+    if devset is not None and (devset / "sessions.jsonl").is_file():
+        out["devset"] = _gate_memory(
+            work_dir / "gate-devset", [DevsetSource(devset)], "devset", spans
+        )
+    parquets = sorted(locomo.glob("*/traces.parquet")) if locomo is not None else []
+    if parquets:
+        parts = [
+            _gate_memory(
+                work_dir / f"gate-{p.parent.name}", sources_for_path(p), p.parent.name, spans
+            )
+            for p in parquets
+        ]
+        out["locomo"] = _sum_gate(parts)
+    if prose > 0 and SECRET_TESTS.is_dir():
+        out["prose"] = _gate_prose(prose, spans)
+    return out
+
+
+def _gate_memory(
+    root: Path, sources: list[Any], name: str, spans: list[str] | None
+) -> dict[str, Any]:
+    """Index `sources` into a fresh memory under `root`, then gate every chunk of it."""
+    from funes.chunks import reassemble_spans
+    from funes.ingest import IndexJob, index
+    from funes.redact import GateRow, gate, gate_scanner
+    from funes.store import Store
+
+    root.mkdir(parents=True, exist_ok=True)
+    with Store.open(root / "memory.db") as store:
+        index(sources, IndexJob(store=store, embedder=None, scanner=default_scanner()))
+        rows = [GateRow(*row) for row in store.gate_rows()]
+    scanner = gate_scanner()
+    result = gate(rows, scanner, rescan=default_scanner())
+    if spans is not None:
+        held = set(result.held_back_ids)
+        blocks: dict[tuple[str, str, int], list[Any]] = {}
+        for r in rows:
+            if r.id in held:
+                blocks.setdefault((r.session_id, r.turn_id, r.block_idx), []).append(r)
+        for chunks in blocks.values():
+            text, _ = reassemble_spans([r.text for r in sorted(chunks, key=lambda r: r.split_idx)])
+            spans.extend(_span_lines(name, text, scanner))
+    return {
+        "chunks": len(rows),
+        "chunks_held_back": len(result.held_back_ids),
+        "blocks": result.blocks_scanned,
+        "blocks_held_back": result.blocks_held_back,
+        "findings_by_rule": dict(sorted(result.findings_by_rule.items())),
+    }
+
+
+def _gate_prose(n: int, spans: list[str] | None) -> dict[str, Any]:
+    sys.path.insert(0, str(SECRET_TESTS))
+    from prose_corpus import prose_chunks  # type: ignore[import-not-found]
+
+    from funes.redact import gate_scanner
+
+    scanner, index_time = gate_scanner(), default_scanner()
+    held = 0
+    rules: dict[str, int] = {}
+    for chunk in prose_chunks(n):
+        text = redact(chunk, index_time)[0]
+        findings = scanner.scan(text)
+        held += bool(findings)
+        for f in findings:
+            rules[f.rule] = rules.get(f.rule, 0) + 1
+        if findings and spans is not None:
+            spans.extend(_span_lines("prose", text, scanner))
+    return {"chunks": n, "chunks_held_back": held, "findings_by_rule": dict(sorted(rules.items()))}
+
+
+def _span_lines(name: str, text: str, scanner: Any) -> list[str]:
+    def one_line(s: str) -> str:
+        return s.replace("\n", "⏎")
+
+    return [
+        f"{name} {f.rule}: [{one_line(text[f.start : f.end])}] "
+        f"…{one_line(text[max(0, f.start - 60) : f.end + 30])}…"
+        for f in scanner.scan(text)
+    ]
+
+
+def _sum_gate(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    total: dict[str, Any] = {"findings_by_rule": {}}
+    for part in parts:
+        for k, v in part.items():
+            if k == "findings_by_rule":
+                for rule, n in v.items():
+                    total[k][rule] = total[k].get(rule, 0) + n
+            else:
+                total[k] = total.get(k, 0) + v
+    total["findings_by_rule"] = dict(sorted(total["findings_by_rule"].items()))
+    return total
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m bench.secrets [--spans] [--gate-only]`: the corpus, field, held-out and
+    gate false-positive figures as one JSON document on stdout; `--spans` also prints every
+    gate finding on realistic text (matched span and context) to stderr, for local reading."""
+    import argparse
+    import json
+    import tempfile
+
+    from bench.devset import resolve_devset
+    from bench.locomo import DEFAULT_LOCOMO
+
+    parser = argparse.ArgumentParser(prog="python -m bench.secrets", description=main.__doc__)
+    parser.add_argument("--spans", action="store_true", help="print the gate's findings")
+    parser.add_argument(
+        "--gate-only", action="store_true", help="only the gate false-positive figures"
+    )
+    args = parser.parse_args(argv)
+    spans: list[str] | None = [] if args.spans else None
+    out: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="funes-bench-secrets-") as tmp:
+        work = Path(tmp)
+        out["gate_false_positives"] = gate_false_positives(
+            work, devset=resolve_devset(None), locomo=DEFAULT_LOCOMO, spans=spans
+        )
+        if not args.gate_only:
+            out["corpus"] = corpus_quality()
+            out["field"] = field_quality(work / "field")
+            out["heldout"] = heldout_quality(work / "heldout")
+    for line in spans or []:
+        print(line, file=sys.stderr)
+    print(json.dumps(out, indent=2, ensure_ascii=False))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
