@@ -9,11 +9,15 @@ they see text already redacted at index time and never report a `[REDACTED:…]`
   `smtpPass`, `mjApikeyPrivate`) then
   - an assignment (`=`, `:`, `:=`, `=>`, `->`) and one value: a quoted literal, or a bare run
     up to the next space or quote; on the next line for a YAML/K8s `value:` pair;
-  - or prose ("the db password is …"): the first value-like word of the same sentence.
+  - or prose ("the db password is …"): the first value-shaped word of the same sentence. In
+    prose the credential word is evidence only through what follows it: a quantity (`61ms`,
+    `~9k`), an English word (`the token queue`), a name of words (`DuckDB`, `` `user_id` ``)
+    is no value, whatever the sentence.
   A value is value-like when it is not a template, variable, path, URL without credentials,
-  e-mail, number, version, colour or English word, and mixes character classes, or is
-  unpronounceable (`mtvgceh`), or was quoted. Names qualified as non-secrets (`token_count`,
-  `PASSWORD_MIN_LENGTH`, `key_id`, `--token-color`) are skipped.
+  e-mail, number, version, colour or English word, and mixes character classes, or is letters
+  no speller wrote (`typed_noise`: `qzvbxkt`), or was quoted. A run after an operator ends
+  at a JSON-escaped line break, tab or quote (tool inputs are stored as JSON). Names qualified as
+  non-secrets (`token_count`, `PASSWORD_MIN_LENGTH`, `key_id`, `--token-color`) are skipped.
 * `connection_values(view)`: `Password=…;` / `Pwd=…;` pairs of a connection string.
 * `handover_values(view)`: an opaque value handed over in prose without a credential word:
   "set the linode to <value>", "use this assemblyai …: <value>", "… vm -> <value>".
@@ -48,7 +52,7 @@ _PAIRS = frozenset(
         "th ch sh ph wh ck ng nd nt st tr pr br cr dr gr fr pl bl cl fl gl sl sc sk sp sm sn sw "
         "tw rt rd rn rm rs rk rl rc rg rp rb rv rf lt ld lk lm lp ls lf lv lb mp mb nc nk ns nf "
         "nv nz ll ss tt ff pp rr mm nn cc dd gg bb zz ct pt ft wn wl ws wd wk gh ht ts ds ks ps "
-        "bs gs ms xt xp xc dg",
+        "bs gs ms xt xp xc dg rh",
     )
 )
 
@@ -60,12 +64,28 @@ def pronounceable(part: str, longest: int = 20) -> bool:
     vowels = sum(c in "aeiouy" for c in low)
     if not (3 <= len(low) <= longest and 0.2 <= vowels / len(low) <= 0.7):
         return False
-    odd = sum(
+    return _odd_pairs(low) <= max(1, len(low) // 4)
+
+
+def _odd_pairs(low: str) -> int:
+    """Adjacent consonants in `low` (lower case) that English spelling does not pair."""
+    return sum(
         1
         for a, b in zip(low, low[1:], strict=False)
         if a not in "aeiouy" and b not in "aeiouy" and a + b not in _PAIRS
     )
-    return odd <= max(1, len(low) // 4)
+
+
+def typed_noise(part: str) -> bool:
+    """A run of 5+ letters no speller wrote: no vowel at all (y counts as one), or more
+    consonant pairs English spelling does not use than one per four letters. Unlike
+    `pronounceable`, the share of vowels is not asked: `queue`, `strengths`, `rhythm` and
+    `scratch` are words (≈0.4% of the words of the dev set and LoCoMo count as noise, code
+    names like `jsonl`; 78% of random 7-letter runs do)."""
+    low = part.lower()
+    if len(low) < 5 or not low.isalpha():
+        return False
+    return not any(c in "aeiouy" for c in low) or _odd_pairs(low) > max(1, len(low) // 4)
 
 
 def wordy(value: str, longest: int = 20) -> float:
@@ -166,20 +186,35 @@ _SCHEME = re.compile(
     r"[\"']?(?:bearer|basic|token|digest|apikey|api-key|sso-key|[a-z][\w\-]{1,20})[ \t]+", re.I
 )
 _QUOTED = re.compile(r"\"([^\"\n]{1,200})\"|'([^'\n]{1,200})'|`([^`\n]{1,200})`|“([^”\n]{1,200})”")
-_WORD = re.compile(r"[`\"'“‘(]?([^\s`\"'“”‘’,;(){}\[\]<>|]+)[`\"'”’)]?")
+_WORD = re.compile(r"[`\"'“‘(]?([^\s`\"'“”‘’,;(){}\[\]<>|\\]+)[`\"'”’)]?")
 # Where the sentence after a credential word ends, or turns out to be code (`=`, `{`, `f(x`).
-_SENTENCE_END = re.compile(r"[.!?](?:\s|$)|\n|—| - | \+ |[={};\[]|\((?![`\"'])")
+_SENTENCE_END = re.compile(r"[.!?](?:\s|$)|\n|(?<!\\)\\[nrt]|—| - | \+ |[={};\[]|\((?![`\"'])")
 _COLOUR = re.compile(r"#[0-9a-fA-F]{3,8}")
+# A run of non-blanks up to a JSON escape of a line break, tab or quote (`\n`, `\"`): a tool
+# input is stored as JSON, where that escape ends the line or the string the value is in.
+_RUN = re.compile(r"(?:[^\s\\]|\\\\|\\(?![nrt\"]))+")
+# Interpolation in a quoted string (`${token}`, `{{ key }}`, `#{secret}`): its value comes
+# from elsewhere at run time.
+_INTERPOLATION = re.compile(r"[$#]\{[ \t]*[A-Za-z_][^{}]*\}|\{\{[ \t]*[A-Za-z_.][^{}]*\}\}")
+# A count with its unit, an approximation, a range or a ratio (`61ms`, `~9k`, `1.5GB`, `3/4`,
+# `10MB/s`): what a sentence puts after "token" or "key" when it measures, never a value.
+_QUANTITY = re.compile(r"[~≈<>±+\-]?\d+(?:[.,:/x×\-]\d+)*(?:[A-Za-zµ]{1,3}|%)?(?:/[A-Za-z]{1,3})?")
 
 
 def value_like(value: str, *, quoted: bool) -> bool:
     """Could `value`, written after a credential word, be the secret itself?"""
     if placeholder(value) or value.lower().rstrip(".:") in WORDS or value.startswith(PUBLIC):
         return False
+    if quoted and _INTERPOLATION.search(value):
+        rest = _INTERPOLATION.sub(" ", value).split()
+        if all(re.fullmatch(r"[A-Za-z]+:?", w) and not typed_noise(w) for w in rest):
+            return False  # `Bearer ${token}`: built at run time from a value kept elsewhere
     if "://" in value and "@" not in value:
         return False  # a URL without credentials
-    if value.startswith(("/", "./", "~/", "../", "http", "-")) or value.endswith((":", "=")):
+    if value.startswith(("/", "./", "~/", "../", "http", "-")) or value.endswith(":"):
         return False
+    if value.endswith("=") and not re.fullmatch(r"[A-Za-z0-9+/_\-]{12,}={1,2}", value):
+        return False  # `token=`: a name without its value; base64 keeps its padding
     if re.fullmatch(r"[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+", value) or _COLOUR.fullmatch(value):
         return False  # an e-mail address, a colour
     if re.fullmatch(
@@ -208,7 +243,7 @@ def value_like(value: str, *, quoted: bool) -> bool:
     if value[0] in "*(:&!?":
         return False  # **kwargs, *ptr, (k), :/tmp, &ref, !flag: code
     if not (has_digit or symbol or mixed or non_ascii):
-        return len(value) >= 5 and value.isalpha() and wordy(value, longest=14) < 0.5
+        return value.isalpha() and (typed_noise(value) or len(value) > 14)
     if len({c for c in value if not c.isalnum() and c not in "-_."}) >= 3:
         return True  # {{h}o)p${e]…}}: a symbol soup is no word and no template
     if non_ascii and not (has_digit or symbol):
@@ -285,7 +320,7 @@ def _assigned(view: str, at: int, *, tight: bool, word: str) -> tuple[int, int] 
         value = q.group(g).strip()
         ok = value and value_like(value, quoted=True) and not _QUALIFIER.fullmatch(value)
         return q.span(g) if ok else None
-    raw_m = re.compile(r"\S+").match(view, at)
+    raw_m = _RUN.match(view, at)
     if raw_m is None:
         return None
     raw = _balanced(raw_m.group(0).rstrip("\\\"'`,;."))
@@ -345,9 +380,44 @@ def _in_prose(view: str, after: int) -> tuple[int, int] | None:
         quoted = w.group(0)[:1] in "`\"'“‘" and w.group(0)[-1:] in "`\"'”’"
         if quoted and value.isalpha() and value.islower() and pronounceable(value, 12):
             continue  # the key "view": a word named in prose
+        if quoted and _name_of_words(value):
+            continue  # the key `user_id`, the token `parserGlyph`: a name named in prose
+        if not quoted and not _sentence_value(value):
+            continue  # the token queue, a token 61ms, the key DuckDB: words and measures
         if value and value_like(value, quoted=quoted):
             return w.start(1), w.start(1) + len(value)
     return None
+
+
+def _sentence_value(word: str) -> bool:
+    """Whether a bare word of a sentence is shaped like a value, as far as prose goes: not
+    a quantity (`61ms`, `~9k`, `1.5GB`) and not a name made of words and acronyms
+    (`DuckDB`, `GitHub`, `getElementById`); `value_like` then judges what is left."""
+    if _QUANTITY.fullmatch(word):
+        return False
+    if word.isalpha() and any(c.isupper() for c in word[1:]):
+        return not all(_spelled(p) for p in _IDENT_PART.findall(word))
+    return True
+
+
+def _spelled(part: str) -> bool:
+    """A piece of a name a speller wrote: an acronym (`DB`, up to five capitals), a letter,
+    or a run with a vowel and few consonant pairs English does not use."""
+    if len(part) <= 1 or part.isupper() and len(part) <= 5:
+        return True
+    low = part.lower()
+    return any(c in "aeiouy" for c in low) and _odd_pairs(low) <= max(1, len(low) // 4)
+
+
+def _name_of_words(value: str) -> bool:
+    """An identifier made of two or more words (`user_id`, `parserGlyph`, `cache-key`):
+    letters only, no piece of them typed noise, at most one piece under three letters."""
+    if not re.fullmatch(r"[A-Za-z]+(?:[_.\-]?[A-Za-z]+)*", value):
+        return False
+    parts = [p for chunk in re.split(r"[_.\-]+", value) for p in _IDENT_PART.findall(chunk)]
+    if len(parts) < 2 or any(typed_noise(p) for p in parts):
+        return False
+    return sum(len(p) < 3 for p in parts) <= 1
 
 
 # -- connection strings and hand-overs ---------------------------------------------------------
