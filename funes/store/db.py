@@ -144,9 +144,9 @@ def open_hint(exc: BaseException, path: Path | None = None) -> str:
 
 # What a rebuild from the transcripts cannot give back: said wherever funes advises one.
 REBUILD_LOSES = (
-    "a rebuild reads the transcripts again: sessions you forgot come back while their "
-    "transcripts remain, so run your `funes forget` again after it, and passages of "
-    "transcripts deleted since are gone"
+    "a rebuild reads the transcripts again: passages of transcripts deleted since are gone; "
+    "sessions you forgot stay out as long as the file of tombstones beside the memory "
+    "(<memory>.forgotten.json) stays where it is"
 )
 
 

@@ -38,7 +38,7 @@ from funes.store.reconcile import Held
 from funes.store.rows import StoredChunk, StoreState, StoreStats, UnitRecord
 from funes.store.schema import SCHEMA_VERSION, migrate, upgrade
 from funes.store.scope import NO_FILTERS, Filters
-from funes.store.upkeep import RedactionUpkeep
+from funes.store.tombstones import KeptTombstones
 from funes.traces import printable
 
 if TYPE_CHECKING:
@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-class Store(RedactionUpkeep):
+class Store(KeptTombstones):
     """An open memory. Not thread-safe: one Store per thread or process (`reader()` gives a
     second thread its own)."""
 
@@ -153,6 +153,7 @@ class Store(RedactionUpkeep):
             yield self
             return
         with writer_lock(self._lock_path, wait_s=wait_s, announce=announce, on_wait=on_wait):
+            self.keep_tombstones()
             yield self
             self.sync_vector_index()
             self._trim_rewrite_log()
@@ -293,6 +294,7 @@ class Store(RedactionUpkeep):
                 self._raw, session_ids, vectors=self._conn.vectors and self.model_id is not None
             )
         self.purge_freed_text()
+        self._save_tombstones()
         return deleted
 
     @reads

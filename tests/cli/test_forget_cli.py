@@ -184,3 +184,65 @@ def test_forget_needs_something_to_forget_and_a_known_session(memory: Callable[.
     assert unknown.returncode == 1 and "no session 'abcdef12'" in unknown.stderr
     remote = run("forget", GONE, "--memory", "org/repo", "--yes")
     assert remote.returncode == 1 and "remote memory" in remote.stderr
+
+
+def _move_memory_away() -> None:
+    """What the rebuild advice asks for: the memory's files moved away, nothing else."""
+    db = Paths.resolve().memory_db
+    for part in db.parent.glob("memory.db*"):
+        if not part.name.endswith(".forgotten.json"):
+            part.rename(part.with_name("old-" + part.name))
+
+
+def test_a_memory_built_again_at_its_path_keeps_out_what_was_forgotten(
+    memory: Callable[..., Ran],
+) -> None:
+    """The advice for a damaged memory or a model change is to move memory.db away and index
+    again: the tombstones kept beside it keep forgotten sessions out of the new memory."""
+    run = memory
+    assert run("forget", GONE, "--yes").returncode == 0
+    assert run("forget", "--before", "2026-03-01", "--yes").returncode == 0
+    kept = Paths.resolve().memory_db.with_name("memory.db.forgotten.json")
+    assert kept.stat().st_mode & 0o777 == 0o600
+    doc = json.loads(kept.read_text())
+    assert GONE in doc["sessions"] and len(doc["rules"]) == 1
+
+    _move_memory_away()
+    rebuilt = run("index", "--yes")
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    assert _stored_sessions() == {KEPT}  # GONE by id, the January session by the rule
+    assert "forgotten: " in run("status", "--format", "agent").stdout
+    assert SECRET not in run("recall", "owl vault combination", "-k", "20").stdout
+
+    # deleting the file is how a user lets the sessions come back
+    kept.unlink()
+    _move_memory_away()
+    assert run("index", "--yes").returncode == 0
+    assert GONE in _stored_sessions()
+
+
+def test_tombstones_recorded_before_the_file_existed_are_written_out_by_the_next_writer(
+    memory: Callable[..., Ran],
+) -> None:
+    run = memory
+    assert run("forget", GONE, "--yes").returncode == 0
+    kept = Paths.resolve().memory_db.with_name("memory.db.forgotten.json")
+    kept.unlink()  # as an older funes left it: tombstones in the table alone
+    assert run("index", "--yes").returncode == 0
+    assert GONE in json.loads(kept.read_text())["sessions"]
+
+
+def test_a_damaged_tombstone_file_is_reported_and_the_table_still_applies(
+    memory: Callable[..., Ran],
+) -> None:
+    run = memory
+    assert run("forget", GONE, "--yes").returncode == 0
+    kept = Paths.resolve().memory_db.with_name("memory.db.forgotten.json")
+    kept.write_text('{"format": "funes-forgotten/1", "sessions": [')
+    again = run("index", "--yes")
+    assert again.returncode == 0, again.stderr
+    assert "tombstones beside the memory not read" in again.stderr
+    assert GONE not in _stored_sessions()
+    # the next forget writes the file again from the table
+    assert run("forget", KEPT, "--yes").returncode == 0
+    assert {GONE, KEPT} <= set(json.loads(kept.read_text())["sessions"])

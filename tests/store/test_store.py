@@ -88,8 +88,8 @@ def test_recall_with_another_embedding_model_is_refused_with_how_to_rebuild(tmp_
     assert emb.model_id in err.value.message
     assert err.value.hint is not None and "rebuild" in err.value.hint
     # a rebuild re-reads the transcripts: the hint says what that brings back and loses
-    assert "sessions you forgot come back" in err.value.hint, err.value.hint
-    assert "funes forget" in err.value.hint and "deleted since are gone" in err.value.hint
+    assert "sessions you forgot stay out" in err.value.hint, err.value.hint
+    assert ".forgotten.json" in err.value.hint and "deleted since are gone" in err.value.hint
 
 
 def test_recall_with_another_model_of_a_memory_without_vectors_is_told_to_index_not_rebuild(
@@ -344,7 +344,7 @@ def test_a_memory_that_cannot_be_opened_names_the_cause_in_its_hint(tmp_path: Pa
     with pytest.raises(StoreError) as err:
         Store.open(tmp_path / "m.db", readonly=True)
     assert err.value.hint is not None and "damaged" in err.value.hint
-    assert "sessions you forgot come back" in err.value.hint, err.value.hint
+    assert "sessions you forgot stay out" in err.value.hint, err.value.hint
     # a mistyped --memory naming some other file is not "damaged": nothing to move or rebuild
     (tmp_path / "passwd").write_text("root:x:0:0:root:/root:/bin/bash\n")
     with pytest.raises(StoreError) as err:
