@@ -134,6 +134,12 @@ class RemoteUnauthorized(RemoteError):
     """No credentials, invalid ones, or ones that may read but not write."""
 
 
+class PushBusy(RemoteError):
+    """Another process on this host is pushing to the same remote (its push lock is held)."""
+
+    exit_code = 75  # EX_TEMPFAIL: safe to retry
+
+
 class HeadMoved(RemoteError):
     """Another writer committed since the snapshot a publish started from."""
 

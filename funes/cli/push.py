@@ -46,7 +46,16 @@ def push(rt: Runtime, remote: str, create: bool, private: bool, yes: bool) -> No
     """
     interactive = sys.stdin.isatty() and sys.stderr.isatty()
     request = PushRequest(create=create, private=private, assume_yes=yes)
-    report = run_push(rt, parse_memory(remote, rt), request, confirm=_ask if interactive else None)
+    target = parse_memory(remote, rt)
+
+    def on_wait(label: str, wait_s: float) -> None:
+        click.echo(
+            f"another push to {label} is running on this host (the hooks' worker?): "
+            f"waiting up to {wait_s:g} s for it…",
+            err=True,
+        )
+
+    report = run_push(rt, target, request, confirm=_ask if interactive else None, on_wait=on_wait)
     if report.created:
         click.echo(f"created {report.remote} ({'private' if private else 'public'})", err=True)
     if report.held_back:

@@ -163,7 +163,9 @@ def _publish(
         if not state.due(clock()):
             return PublishOutcome(ref.label, pushes, failures, state.parked)
         try:
-            run_push(rt, ref, PushRequest(assume_yes=True), confirm=None, scanner=scanner)
+            run_push(  # this process holds the remote's push lock (publish_due)
+                rt, ref, PushRequest(assume_yes=True), scanner=scanner, lock_wait_s=None
+            )
         except NoIndex:
             # nothing indexed on this host yet: nothing to publish
             queue.update(key, ref.label, functools.partial(_served, generation=state.requested))

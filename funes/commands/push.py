@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from funes.errors import NoIndex, RemoteOffline
+from funes.errors import NoIndex, PushBusy, RemoteOffline
 from funes.memory import (
     MemoryKind,
     MemoryRef,
@@ -24,7 +25,7 @@ from funes.plurals import counted, plural
 from funes.redact import Scanner, default_scanner, gate_scanner
 
 if TYPE_CHECKING:  # loaded where used: a verb imports only what it runs
-    from funes.remote import PushReport
+    from funes.remote import PushReport, Remote
 
 
 def receipts_dir(rt: Runtime) -> Path:
@@ -39,6 +40,13 @@ class PushRequest:
     assume_yes: bool = False  # skip the wrong-memory question
 
 
+# How long a push waits for another push to the same remote on this host (the spool worker
+# publishing at a session boundary) before it gives up with PushBusy, in seconds. A push sends
+# only what the remote lacks, so the one that waited usually finds little left to send; ten
+# minutes covers a first push of a large memory to the Hub on a slow link.
+PUSH_LOCK_WAIT_S = 600.0
+
+
 def run_push(
     rt: Runtime,
     target: MemoryRef,
@@ -46,16 +54,21 @@ def run_push(
     *,
     confirm: Callable[[str], bool] | None = None,
     scanner: Scanner | None = None,
+    lock_wait_s: float | None = PUSH_LOCK_WAIT_S,
+    on_wait: Callable[[str, float], None] | None = None,
 ) -> PushReport:
     """Push the local memory to `target` (see funes.remote.push for the protocol).
+
+    One push per remote at a time on a host: this holds the remote's push lock
+    (PublishQueue.pushing), waiting up to `lock_wait_s` seconds for another process's push
+    (`on_wait(remote label, lock_wait_s)` is told first); None when the caller holds it already (the
+    publishing worker). Raises PushBusy when it stays held.
 
     `confirm` asks the person at the terminal (None: nobody to ask, so the wrong-memory
     guard refuses unless `assume_yes`). A project memory (one `funes curate` reviewed here)
     receives only the sessions marked include. Raises NoIndex when there is no local memory,
     UsageError for a target that is not a remote, RemoteError subclasses, PushRefused.
     """
-    from funes.remote import PushOptions, forget_check, push
-
     ref = as_push_target(target)
     remote = remote_for(ref)
     if rt.offline and remote.networked:
@@ -65,6 +78,31 @@ def run_push(
         )
     if not rt.paths.memory_db.exists():
         raise NoIndex("no memory yet: nothing to push", hint="run `funes index` first")
+    if lock_wait_s is None:
+        return _push_locked(rt, ref, remote, request, confirm, scanner)
+    told = None if on_wait is None else functools.partial(on_wait, remote.label)
+    with PublishQueue(rt.paths).pushing(remote.key, wait_s=lock_wait_s, on_wait=told) as held:
+        if not held:
+            raise PushBusy(
+                f"another push to {remote.label} is still running on this host "
+                f"(waited {lock_wait_s:g} s)",
+                hint="it sends what this one would; run `funes push` again once it ends "
+                "(`funes status` shows the publishing state)",
+            )
+        return _push_locked(rt, ref, remote, request, confirm, scanner)
+
+
+def _push_locked(
+    rt: Runtime,
+    ref: MemoryRef,
+    remote: Remote,
+    request: PushRequest,
+    confirm: Callable[[str], bool] | None,
+    scanner: Scanner | None,
+) -> PushReport:
+    """`run_push` once this host's push lock of `remote` is held."""
+    from funes.remote import PushOptions, forget_check, push
+
     recall_name = ref.repo if ref.kind is MemoryKind.REMOTE and ref.repo else str(ref.path)
     queue = PublishQueue(rt.paths)
     generation = queue.load(remote.key, ref.label).requested  # requests this push serves

@@ -131,10 +131,17 @@ class PublishQueue:
         return self.update(key, remote, change)
 
     @contextmanager
-    def pushing(self, key: str) -> Iterator[bool]:
+    def pushing(
+        self,
+        key: str,
+        *,
+        wait_s: float = 0.0,
+        on_wait: Callable[[float], None] | None = None,
+    ) -> Iterator[bool]:
         """Hold the remote's push lock for the block; yields False when another process holds
         it (that process serves the requests made meanwhile: it re-reads the state after each
-        push)."""
+        push). With `wait_s` (seconds), a held lock is waited for that long first, after
+        `on_wait(wait_s)` is told."""
         ensure_private_dir(self.root)
         from filelock import FileLock, Timeout  # writers only: readers never load it
 
@@ -142,8 +149,16 @@ class PublishQueue:
         try:
             lock.acquire()
         except Timeout:
-            yield False
-            return
+            if wait_s <= 0:
+                yield False
+                return
+            if on_wait is not None:
+                on_wait(wait_s)
+            try:
+                lock.acquire(timeout=wait_s)
+            except Timeout:
+                yield False
+                return
         try:
             yield True
         finally:

@@ -3,12 +3,17 @@ the secrets gate holds blocks back, with the real gate and a directory remote.""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from support.claude import write_claude_session
 from support.cli import Ran
+
+from funes.commands import PushRequest, run_push
+from funes.errors import PushBusy
+from funes.memory import PublishQueue, Runtime, as_push_target, parse_memory, remote_for
 
 pytestmark = pytest.mark.models
 
@@ -140,3 +145,61 @@ def test_status_counts_held_back_chunks_once_apart_from_those_not_pushed(
     )
     assert (record["pending_chunks"], record["held_back_chunks"]) == (1, 1)
     assert run("push", remote).stdout.startswith("pushed 1 chunk to ")
+
+
+def _hold_push_lock(remote: Path) -> tuple[threading.Event, threading.Thread]:
+    """Hold this host's push lock of `remote` in another thread (as the hooks' worker does
+    while it publishes) until the returned event is set."""
+    rt = Runtime.resolve()
+    key = remote_for(as_push_target(parse_memory(str(remote), rt))).key
+    held, release = threading.Event(), threading.Event()
+
+    def holder() -> None:
+        with PublishQueue(rt.paths).pushing(key) as ok:
+            assert ok
+            held.set()
+            release.wait(30)
+
+    thread = threading.Thread(target=holder)
+    thread.start()
+    assert held.wait(10)
+    return release, thread
+
+
+def test_a_push_waits_for_another_push_to_the_same_remote_on_this_host(
+    isolated_env: Path, run: Callable[..., Ran], tmp_path: Path
+) -> None:
+    """One push per remote at a time on a host: a push by hand while the worker publishes
+    waits for it, says so, then pushes."""
+    write_claude_session(isolated_env / ".claude", CLEAN)
+    assert run("index").returncode == 0
+    remote = tmp_path / "remote"
+    release, thread = _hold_push_lock(remote)
+    threading.Timer(1.0, release.set).start()
+    try:
+        made = run("push", str(remote), "--create")
+    finally:
+        release.set()
+        thread.join()
+    assert made.returncode == 0, made.stderr
+    assert f"another push to {remote.as_uri()} is running on this host" in made.stderr
+    assert made.stdout.startswith("pushed 2 chunks to ")
+
+
+def test_a_push_that_waited_its_time_for_another_one_gives_up_with_exit_75(
+    isolated_env: Path, run: Callable[..., Ran], tmp_path: Path
+) -> None:
+    write_claude_session(isolated_env / ".claude", CLEAN)
+    assert run("index").returncode == 0
+    remote = tmp_path / "remote"
+    release, thread = _hold_push_lock(remote)
+    rt = Runtime.resolve()
+    try:
+        with pytest.raises(PushBusy) as busy:
+            run_push(rt, parse_memory(str(remote), rt), PushRequest(create=True), lock_wait_s=0.3)
+    finally:
+        release.set()
+        thread.join()
+    assert busy.value.exit_code == 75
+    assert "still running on this host" in busy.value.message
+    assert not remote.exists()  # nothing was sent
