@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from datetime import UTC, datetime
+from functools import partial
 from itertools import groupby
 
 from funes.chunks import reassemble
@@ -21,6 +22,7 @@ from funes.errors import ModelUnavailable
 from funes.inference import Embedder, Reranker
 from funes.plurals import counted
 from funes.redact import Scanner, default_scanner
+from funes.retrieval.beside import BesideCall
 from funes.retrieval.evidence import Weights
 from funes.retrieval.fusion import recency_weight, rrf, sigmoid, turn_scores
 from funes.retrieval.guard import guard_block, guard_chunk, guard_chunks
@@ -78,12 +80,14 @@ def recall(
     vector_by = embedder if Leg.VECTOR in params.legs and searchable else None
     if Leg.VECTOR in params.legs and vector_by is None:
         notes.append("vector search unavailable: lexical (BM25) results only")
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="funes-bm25") as thread:
-        # With both legs, BM25 runs on a sibling connection in a second thread while the query
-        # is embedded and searched (sqlite and onnxruntime release the GIL): the legs overlap.
-        both = vector_by is not None and Leg.BM25 in params.legs
-        beside = store.reader() if both else None
-        pending = thread.submit(_lexical, beside, query, params, filters, True) if beside else None
+    # With both legs, BM25 runs on a sibling connection in a second thread while the query is
+    # embedded and searched (sqlite and onnxruntime release the GIL): the legs overlap. The
+    # block ends only once that thread is done with the connection, even when a Ctrl-C or
+    # SIGTERM ends it (funes.retrieval.beside): the store is closed after it.
+    both = vector_by is not None and Leg.BM25 in params.legs
+    beside = store.reader() if both else None
+    leg = partial(_lexical, beside, query, params, filters, True) if beside else None
+    with BesideCall(leg, name="funes-bm25") if leg is not None else nullcontext() as pending:
         cosines: dict[int, float] | None = None
         if vector_by is not None:
             try:
