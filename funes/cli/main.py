@@ -230,11 +230,20 @@ def _interrupted() -> NoReturn:
     import threading
 
     code = 143 if _terminated else 130
-
+    _forget_unhandled_interrupt()
     threading.Thread(
         target=_exit_if_stuck, args=(code,), name="funes-exit-watchdog", daemon=True
     ).start()
     sys.exit(code)
+
+
+def _forget_unhandled_interrupt() -> None:
+    """Clear CPython's mark of an unhandled KeyboardInterrupt. A KeyboardInterrupt that ends
+    code compiled from a string (`exec` of source text: dataclasses and namedtuple build their
+    methods so while modules import) is marked unhandled even when a caller catches it, and
+    `python -m funes` then ends by killing itself with SIGINT once the interpreter has shut
+    down (exit -2 after `funes: terminated`, not 143). Running a string clears the mark."""
+    exec("")
 
 
 def _exit_if_stuck(code: int) -> None:

@@ -6,14 +6,17 @@ Found by a new user: about 1 in 40 SIGTERMs on a busy machine ended in a segfaul
 after `funes: terminated`. The signal had landed while the BM25 leg's thread was being
 started, where concurrent.futures lost track of the thread; recall closed the memory while
 the thread was still reading it (funes.retrieval.beside). Random delays hit that window too
-rarely on an idle machine for a bounded test, so the test delivers the signal in it on
-purpose."""
+rarely on an idle machine for a bounded test, so the first test delivers the signal in it on
+purpose; the second (slow) sends signals at random points of real recalls."""
 
 from __future__ import annotations
 
 import os
+import random
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -83,3 +86,37 @@ def test_sigterm_while_the_bm25_thread_starts_exits_143(
         assert done.returncode == 143, (done.returncode, done.stderr)
         assert "funes: terminated" in done.stderr
         assert "Traceback" not in done.stderr and "Fatal Python error" not in done.stderr
+
+
+@pytest.mark.slow
+def test_sigterm_at_random_points_of_a_recall_never_crashes_it(
+    memory_env: dict[str, str], tmp_path: Path
+) -> None:
+    """Each delivery exits 143 (-SIGTERM before funes installed its handler, 0 once the recall
+    had finished); never a crash status, nor SIGINT's (python -m's unhandled-interrupt mark)."""
+    rng = random.Random(20260312)
+    err_path = tmp_path / "err.txt"
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "funes", "recall", QUERY], env=memory_env, check=True)
+    whole_s = time.perf_counter() - t0  # one recall, start to exit
+    codes = []
+    for _ in range(30):
+        with err_path.open("w") as err:
+            recall = subprocess.Popen(
+                [sys.executable, "-m", "funes", "recall", QUERY],
+                env=memory_env,
+                stdout=subprocess.DEVNULL,
+                stderr=err,
+            )
+            time.sleep(rng.uniform(0.3, 1.0) * whole_s)
+            recall.send_signal(signal.SIGTERM)
+            code = recall.wait(timeout=120)
+        text = err_path.read_text(errors="replace")
+        assert code in (143, -signal.SIGTERM, 0), (code, text)
+        assert "Fatal Python error" not in text, text
+        if code == 143:
+            assert "funes: terminated" in text and "Traceback" not in text, text
+        # (not checked on 0: a signal handled inside a weakref callback of the import system
+        # is printed as "Exception ignored" and lost, and the recall finishes; a separate edge)
+        codes.append(code)
+    assert codes.count(143) >= 5, codes  # signals did land in funes' own code
