@@ -28,6 +28,9 @@ def main() -> None:
 
         end_on_sigterm()
     except KeyboardInterrupt:
+        # clear CPython's mark of an unhandled interrupt, or `python -m funes` ends by SIGINT
+        # (funes.cli.main._forget_unhandled_interrupt, not imported: it may be what was cut)
+        exec("")
         sys.exit(130)
     cli_main()
 

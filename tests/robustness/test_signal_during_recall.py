@@ -120,3 +120,42 @@ def test_sigterm_at_random_points_of_a_recall_never_crashes_it(
         # is printed as "Exception ignored" and lost, and the recall finishes; a separate edge)
         codes.append(code)
     assert codes.count(143) >= 5, codes  # signals did land in funes' own code
+
+
+# Run with `python -m`: a Ctrl-C that ends code compiled from a string (as dataclasses build
+# their methods while modules import) is caught by funes, which exits 130; CPython had marked
+# it unhandled all the same, and under -m ended the process by SIGINT once it had shut down.
+INTERRUPT_IN_A_STRING = """
+import importlib, sys
+from funes import stdio
+cli_main = importlib.import_module("funes.cli.main")  # the module (funes.cli names the function)
+
+def interrupted(*_, **__):
+    exec("raise KeyboardInterrupt")
+
+if sys.argv[1] == "startup":  # while the console script sets up, before the CLI runs
+    stdio.guard = interrupted
+else:  # inside the CLI's error boundary
+    cli_main.cli.main = interrupted
+sys.argv[1:] = ["status"]
+from funes.__main__ import main
+main()
+"""
+
+
+@pytest.mark.parametrize("where", ["startup", "command"])
+def test_an_interrupt_ended_in_a_string_exec_still_exits_130_under_python_m(
+    where: str, funes_env: dict[str, str], tmp_path: Path
+) -> None:
+    (tmp_path / "funes_interrupted_in_exec.py").write_text(INTERRUPT_IN_A_STRING)
+    here = str(Path(funes.__file__).resolve().parent.parent)
+    env = dict(funes_env, PYTHONPATH=os.pathsep.join([str(tmp_path), here]))
+    done = subprocess.run(
+        [sys.executable, "-m", "funes_interrupted_in_exec", where],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 130, (done.returncode, done.stderr)
+    assert "Traceback" not in done.stderr
