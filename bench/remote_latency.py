@@ -100,7 +100,7 @@ def measure_remote_recall(
                     "run the hub variant in a fresh process (HF_ENDPOINT is read at import)"
                 )
             sys.path.insert(0, str(REPO_ROOT / "tests"))
-            from hubfake import HubFake, Token  # type: ignore[import-not-found]
+            from hubfake import HubFake, Token
 
             fake = HubFake(root / "hub", {"bench-token": Token("bench", "write")}).start()
             os.environ.update(

@@ -27,6 +27,7 @@ from bench.metrics import percentile
 from bench.models import RecordingEmbedder, latency_proxy_reranker, load_embedder, real_reranker
 from bench.sets import BenchSet, Memory
 from bench.vector_cache import CachedEmbedder
+from funes.inference import Reranker
 from funes.ingest.embed_input import stored_embedding_inputs
 from funes.redact import default_scanner
 from funes.settings import RECALL, RemoteParams
@@ -202,7 +203,9 @@ def run_all(
             "vector_index": big.vector_index_path is not None and big.vector_index_path.exists(),
         }
         # the rerank stage costs the same at every size: measured where its target is (100k)
-        runs = [("no_rerank", None, reps_plain if size < 1_000_000 else reps_plain // 2)]
+        runs: list[tuple[str, Reranker | None, int]] = [
+            ("no_rerank", None, reps_plain if size < 1_000_000 else reps_plain // 2)
+        ]
         if size <= 100_000:
             runs.append(("rerank_30", reranker or proxy, reps_rerank))
         for label, rr, reps in runs:

@@ -63,8 +63,8 @@ def corpus_quality() -> dict[str, Any]:
     if not SECRET_TESTS.is_dir():
         return {"corpus": "tests/secrets not found"}
     sys.path.insert(0, str(SECRET_TESTS))
-    from secret_bench import false_positive_count, missed_secret_count  # type: ignore[import-not-found]
-    from secret_corpus import lookalike_cases, secret_cases  # type: ignore[import-not-found]
+    from secret_bench import false_positive_count, missed_secret_count
+    from secret_corpus import lookalike_cases, secret_cases
 
     return {
         "secret_shapes": len(secret_cases()),
@@ -100,8 +100,8 @@ def field_quality(work_dir: Path) -> dict[str, Any]:
         return {"corpus": "tests/secrets not found"}
     sys.path.insert(0, str(SECRET_TESTS))
     sys.path.insert(0, str(SECRET_TESTS.parent))
-    from fakes import BagOfWordsEmbedder  # type: ignore[import-not-found]
-    from field_corpus import (  # type: ignore[import-not-found]
+    from fakes import BagOfWordsEmbedder
+    from field_corpus import (
         CONTEXTS,
         non_secrets,
         placements,
@@ -227,10 +227,10 @@ def heldout_quality(work_dir: Path) -> dict[str, Any]:
         return {"corpus": "tests/secrets not found"}
     sys.path.insert(0, str(SECRET_TESTS))
     sys.path.insert(0, str(SECRET_TESTS.parent))
-    from fakes import BagOfWordsEmbedder  # type: ignore[import-not-found]
-    from field_corpus import write_sessions  # type: ignore[import-not-found]
-    from heldout_corpus import CONTEXTS, leaked, placements  # type: ignore[import-not-found]
-    from heldout_negatives import candidates, realistic  # type: ignore[import-not-found]
+    from fakes import BagOfWordsEmbedder
+    from field_corpus import write_sessions
+    from heldout_corpus import CONTEXTS, leaked, placements
+    from heldout_negatives import candidates, realistic
 
     from funes.ingest import IndexJob, index
     from funes.redact import gate_scanner
@@ -327,7 +327,7 @@ def _session_texts(db: Path) -> dict[str, list[str]]:
 
 
 def _needles(p: Any) -> list[str]:
-    from heldout_corpus import needles  # type: ignore[import-not-found]
+    from heldout_corpus import needles
 
     return list(needles(p))
 
@@ -412,7 +412,7 @@ def _gate_memory(
 
 def _gate_prose(n: int, spans: list[str] | None) -> dict[str, Any]:
     sys.path.insert(0, str(SECRET_TESTS))
-    from prose_corpus import prose_chunks  # type: ignore[import-not-found]
+    from prose_corpus import prose_chunks
 
     from funes.redact import gate_scanner
 

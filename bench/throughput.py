@@ -79,8 +79,10 @@ class BareEmbedder:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
-        from funes.inference.onnx_backend import EMBED_TOKENS, int8_graph, resolve_file
+        from funes.inference.files import resolve_file
+        from funes.inference.onnx_backend import int8_graph
         from funes.inference.quantize import DISABLED_OPTIMIZERS
+        from funes.inference.tokens import EMBED_TOKENS
 
         options = ort.SessionOptions()
         options.intra_op_num_threads = 1
