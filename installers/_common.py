@@ -459,7 +459,7 @@ def restored_json(path: Path, data: dict[str, Any], original: str | None, ctx: C
     """
     try:
         before = _backup_text(path, ctx.backups)
-        if _pruned(json.loads(before)) == _pruned(data):
+        if pruned(json.loads(before)) == pruned(data):
             return before
     except (OSError, ValueError):
         pass
@@ -485,14 +485,14 @@ def _backup_text(path: Path, backups: Path) -> str:
         return f.read()
 
 
-def _pruned(value: Any) -> Any:
+def pruned(value: Any) -> Any:
     """`value` without empty objects and arrays (removal drops the `hooks: {}` or
     `mcpServers: {}` it empties, which the user may have had before funes)."""
     if isinstance(value, dict):
-        out = {k: _pruned(v) for k, v in value.items()}
+        out = {k: pruned(v) for k, v in value.items()}
         return {k: v for k, v in out.items() if v not in ({}, [])}
     if isinstance(value, list):
-        return [_pruned(v) for v in value]
+        return [pruned(v) for v in value]
     return value
 
 

@@ -9,7 +9,10 @@ Two turn-completed signals, because each covers the other's gap:
   trusts them once in the TUI (`/hooks`). Our groups are appended after the user's, so the
   positional trust keys of the user's hooks never move.
 
-config.toml is edited with tomlkit, which keeps comments and formatting byte-for-byte.
+config.toml is edited with tomlkit, which keeps comments and formatting byte-for-byte. `add`
+notes what it changed (installers.undo), so `remove` takes out exactly funes' lines, the blank
+line before its table included, even after Codex wrote to the file (it records the trust of
+funes' hooks there).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from ._common import (
     is_ours,
     load_json_object,
     our_hook_commands,
+    pruned,
     read_text,
     remove_if_created,
     restored_json,
@@ -43,6 +47,7 @@ from ._common import (
     upsert_hook_groups,
     write_if_changed,
 )
+from .undo import drop_note, note_edit, raw_text, undone
 
 AGENT = "codex"
 HOOK_EVENTS = {"Stop": False, "SessionStart": True}  # event → sweep
@@ -108,6 +113,7 @@ def install(ctx: Context) -> Changes:
 
     cfg_path = config_path(ctx)
     doc = _load_toml(cfg_path)
+    text_before = raw_text(cfg_path)
     notify = doc.get("notify")
     own_notify = notify is None or is_ours(list(notify) if isinstance(notify, list) else notify)
     if own_notify:
@@ -132,7 +138,10 @@ def install(ctx: Context) -> Changes:
         )
     elif current is None or current.unwrap() != _mcp_table(ctx).unwrap():
         servers[MCP_NAME] = _mcp_table(ctx)
-    write_if_changed(cfg_path, tomlkit.dumps(doc), ctx, changes)
+    text = tomlkit.dumps(doc)
+    if text != text_before:
+        note_edit(cfg_path, ctx.backups, _without_funes(cfg_path, text_before, ctx), text)
+    write_if_changed(cfg_path, text, ctx, changes)
 
     if hooks_changed or not _trusted(doc, path):
         changes.warnings.append(
@@ -155,23 +164,46 @@ def uninstall(ctx: Context) -> Changes:
             write_if_changed(path, restored_json(path, data, original, ctx), ctx, changes)
     cfg_path = config_path(ctx)
     if cfg_path.exists():
-        doc = _load_toml(cfg_path)
-        notify = doc.get("notify")
-        if notify is not None and is_ours(list(notify) if isinstance(notify, list) else notify):
-            del doc["notify"]
-        servers = doc.get("mcp_servers")
-        if servers is not None and MCP_NAME in servers and is_our_mcp(servers[MCP_NAME].unwrap()):
-            del servers[MCP_NAME]
-            if not servers:
-                del doc["mcp_servers"]
-        text = tomlkit.dumps(doc)
-        if "mcp_servers" not in doc and text.endswith("\n\n"):
-            text = text.rstrip("\n") + "\n"  # the blank line tomlkit put before the table it added
+        _load_toml(cfg_path)  # refuses a file that is not TOML
+        current = raw_text(cfg_path)
+        text = _without_funes(cfg_path, current, ctx)
         if not remove_if_created(cfg_path, ctx, changes, empty=not text.strip()):
-            write_if_changed(
-                cfg_path, restored_text(cfg_path, text, ctx, tomllib.loads), ctx, changes
-            )
+            write_if_changed(cfg_path, text, ctx, changes)
+        drop_note(cfg_path, ctx.backups)
     return changes
+
+
+def _removed(text: str) -> str:
+    """config.toml `text` without funes' notify and MCP server, as tomlkit removes them."""
+    doc = tomlkit.parse(text)
+    notify = doc.get("notify")
+    if notify is not None and is_ours(list(notify) if isinstance(notify, list) else notify):
+        del doc["notify"]
+    servers = doc.get("mcp_servers")
+    if servers is not None and MCP_NAME in servers and is_our_mcp(servers[MCP_NAME].unwrap()):
+        del servers[MCP_NAME]
+        if not servers:
+            del doc["mcp_servers"]
+    out = tomlkit.dumps(doc)
+    if "mcp_servers" not in doc and out.endswith("\n\n"):
+        out = out.rstrip("\n") + "\n"  # the blank line tomlkit put before the table it added
+    return out
+
+
+def _without_funes(cfg_path: Path, text: str, ctx: Context) -> str:
+    """config.toml `text` as the user had it without funes: `add`'s noted edit undone line for
+    line when that means the same as `_removed` (whatever Codex or the user changed since is
+    kept), else the bytes from before funes' first edit when they mean the same, else
+    `_removed`'s text. An empty table the user had (`[mcp_servers]`) counts as kept."""
+    removed = _removed(text)
+    if tomllib.loads(removed) == tomllib.loads(text):
+        return text  # nothing of funes' in it
+
+    def parse(toml: str) -> Any:
+        return pruned(tomllib.loads(toml))
+
+    undone_text = undone(cfg_path, ctx.backups, text, removed, parse)
+    return undone_text if undone_text is not None else restored_text(cfg_path, removed, ctx, parse)
 
 
 def check(ctx: Context) -> Check:

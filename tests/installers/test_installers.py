@@ -946,3 +946,46 @@ def test_hooks_that_queue_into_another_funes_home_are_reported(
     run_add(rt, agent_harness(agent))
     [check] = [c for c in run_checks(rt) if c.agent == agent]
     assert [w for w in check.warnings if "funes hook" in w] == []
+
+
+CODEX_LAYOUTS = {
+    "empty": "",
+    "a key": 'model = "o3"\n',
+    "own notify": 'notify = ["terminal-notifier", "-title", "Codex"]\n',
+    "key and own notify": '# mine\nmodel = "o3"\nnotify = [\n  "say",\n  "done",\n]\n',
+    "own notify, a table": 'notify = ["say"]\n\n[projects."/p"]\ntrust_level = "trusted"\n',
+    "own notify, own server": 'notify = ["say"]\n\n[mcp_servers.other]\ncommand = "x"\n',
+    "key, own server": 'model = "o3"\n\n[mcp_servers.other]\ncommand = "x"\n',
+    "own notify, empty servers": 'notify = ["say"]\n\n[mcp_servers]\n\n[tui]\nnotifications = true\n',
+    "own notify, CRLF": 'notify = ["say"]\r\n\r\n[mcp_servers.x]\r\ncommand = "x"\r\n',
+}
+CODEX_ENDINGS = {"final newline": "", "no final newline": None, "a blank line": "\n", "two": "\n\n"}
+CODEX_TRUST = '\n[hooks.state."/h/.codex/hooks.json:stop:0:0"]\ntrusted_hash = "sha256:ab"\n'
+
+
+@pytest.mark.parametrize("history", ["untouched", "codex wrote since", "an earlier add"])
+@pytest.mark.parametrize("ending", CODEX_ENDINGS)
+@pytest.mark.parametrize("layout", CODEX_LAYOUTS)
+def test_codex_add_then_remove_gives_back_the_users_config_toml_byte_for_byte(
+    rt: Runtime, isolated_env: Path, layout: str, ending: str, history: str
+) -> None:
+    """Over layouts with and without the user's own notify, each with or without final newline
+    and trailing blank lines: remove gave back tomlkit's re-serialisation whenever the bytes
+    from before funes' first edit no longer matched (Codex records the trust of funes' hooks in
+    config.toml; an earlier add/remove kept the backup of another config), leaving a blank line
+    behind or taking the user's away. Whatever Codex wrote since add is kept."""
+    path = isolated_env / ".codex" / "config.toml"
+    if history == "an earlier add":
+        add_then_remove(rt, path, 'model = "gpt-5"\n', "codex")
+    suffix = CODEX_ENDINGS[ending]
+    text = CODEX_LAYOUTS[layout]
+    text = text.rstrip("\r\n") if suffix is None else text + suffix
+    path.write_bytes(text.encode())
+    run_add(rt, agent_harness("codex"))
+    expected = text
+    if history == "codex wrote since":
+        added = path.read_bytes()
+        path.write_bytes(b'approval_policy = "never"\n' + added + CODEX_TRUST.encode())
+        expected = 'approval_policy = "never"\n' + text + CODEX_TRUST
+    run_remove(rt, agent_harness("codex"))
+    assert path.read_bytes() == expected.encode()
