@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .json_layout import dumps, layout_of
+
 MARKER = "funes-enqueue.py"
 MCP_NAME = "funes"
 # The first lines of funes' launcher (funes.wiring.launcher): a script that execs one install's
@@ -442,9 +444,11 @@ def hooks_table(data: dict[str, Any], path: Path) -> dict[str, Any]:
     return hooks
 
 
-def dump_json(data: dict[str, Any], original: str | None, *, indent: int = 2) -> str:
-    """Serialise like the agents do (2-space indent, literal non-ASCII), keeping a final newline."""
-    text = json.dumps(data, indent=_indent_of(original) or indent, ensure_ascii=False)
+def dump_json(data: dict[str, Any], original: str | None) -> str:
+    """Serialise in the layout of `original` (its indent of tabs or spaces, or all on one line:
+    installers.json_layout; 2-space indent for a new file, as the agents write it), literal
+    non-ASCII, keeping a final newline."""
+    text = dumps(data, layout_of(original))
     if original is None or original.endswith("\n") or not original.strip():
         text += "\n"
     return text
@@ -458,7 +462,7 @@ def restored_json(path: Path, data: dict[str, Any], original: str | None, ctx: C
     so the backup `backup_once` took is the only faithful copy of it.
     """
     try:
-        before = _backup_text(path, ctx.backups)
+        before = backup_text(path, ctx.backups)
         if pruned(json.loads(before)) == pruned(data):
             return before
     except (OSError, ValueError):
@@ -471,7 +475,7 @@ def restored_text(path: Path, text: str, ctx: Context, parse: Callable[[str], An
     them as the same document as `text` (whitespace a serializer left behind, such as the
     blank line tomlkit puts before a table it appends, then goes with it), else `text`."""
     try:
-        before = _backup_text(path, ctx.backups)
+        before = backup_text(path, ctx.backups)
         if parse(before) == parse(text):
             return before
     except (OSError, ValueError):
@@ -479,7 +483,7 @@ def restored_text(path: Path, text: str, ctx: Context, parse: Callable[[str], An
     return text
 
 
-def _backup_text(path: Path, backups: Path) -> str:
+def backup_text(path: Path, backups: Path) -> str:
     """The copy `backup_once` kept of `path`, line endings as they were (`\r\n` too)."""
     with open(backups / (_slug(path) + ".orig"), encoding="utf-8", newline="") as f:
         return f.read()
@@ -494,16 +498,6 @@ def pruned(value: Any) -> Any:
     if isinstance(value, list):
         return [pruned(v) for v in value]
     return value
-
-
-def _indent_of(text: str | None) -> int | None:
-    if not text:
-        return None
-    for line in text.splitlines()[1:]:
-        stripped = line.lstrip(" ")
-        if stripped and len(stripped) < len(line):
-            return len(line) - len(stripped)
-    return None
 
 
 def upsert_hook_groups(hooks: dict[str, Any], desired: dict[str, dict[str, Any]]) -> None:

@@ -14,6 +14,7 @@ SessionEnd (covers a turn ended by Ctrl-C, where Stop does not fire) and Session
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 from typing import Any
@@ -32,11 +33,11 @@ from ._common import (
     load_json_object,
     our_hook_commands,
     remove_if_created,
-    restored_json,
     stale_hook_warnings,
     upsert_hook_groups,
     write_if_changed,
 )
+from .undo import drop_note, json_without_funes, note_edit, raw_text
 
 AGENT = "claude_code"
 EVENTS = {
@@ -91,9 +92,10 @@ def install(ctx: Context) -> Changes:
     changes = Changes()
     path = settings_path(ctx)
     settings, original = load_json_object(path)
+    before = _without_funes(path, ctx, _settings_without_funes(settings))
     hooks = hooks_table(settings, path)
     upsert_hook_groups(hooks, desired_handlers(ctx))
-    write_if_changed(path, dump_json(settings, original), ctx, changes)
+    _write_noted(path, dump_json(settings, original), before, ctx, changes)
     _register_mcp(ctx, changes)
     changes.warnings.extend(check(ctx).warnings)
     changes.notes.append(
@@ -105,6 +107,7 @@ def install(ctx: Context) -> Changes:
 def _register_mcp(ctx: Context, changes: Changes) -> None:
     path = claude_json_path(ctx)
     data, original = load_json_object(path)
+    before = _without_funes(path, ctx, _claude_json_without_funes(data))
     servers = data.setdefault("mcpServers", {})
     if not isinstance(servers, dict):
         raise InstallError(
@@ -117,29 +120,63 @@ def _register_mcp(ctx: Context, changes: Changes) -> None:
         )
         return
     servers[MCP_NAME] = desired_mcp(ctx)
-    write_if_changed(path, dump_json(data, original), ctx, changes)
+    _write_noted(path, dump_json(data, original), before, ctx, changes)
+
+
+def _write_noted(path: Path, text: str, before: str, ctx: Context, changes: Changes) -> None:
+    """Write `text` to the JSON config at `path`, noting the edit from `before` (the file
+    without funes' entries) so `remove` can take out exactly funes' lines."""
+    if text != raw_text(path):
+        note_edit(path, ctx.backups, before, text)
+    write_if_changed(path, text, ctx, changes)
+
+
+def _without_funes(path: Path, ctx: Context, removed: dict[str, Any]) -> str:
+    """The JSON config at `path` as the user had it without funes (`removed`: its document
+    with funes' entries taken out)."""
+    return json_without_funes(path, ctx.backups, raw_text(path), removed)
+
+
+def _settings_without_funes(settings: dict[str, Any]) -> dict[str, Any]:
+    """settings.json's document without funes' hook handlers (and the events and `hooks`
+    object that held nothing else)."""
+    out = copy.deepcopy(settings)
+    hooks = out.get("hooks")
+    if isinstance(hooks, dict):
+        upsert_hook_groups(hooks, {})
+        if not hooks:
+            del out["hooks"]
+    return out
+
+
+def _claude_json_without_funes(data: dict[str, Any]) -> dict[str, Any]:
+    """.claude.json's document without funes' MCP server (and an `mcpServers` left empty)."""
+    out = copy.deepcopy(data)
+    servers = out.get("mcpServers")
+    if isinstance(servers, dict) and is_our_mcp(servers.get(MCP_NAME)):
+        del servers[MCP_NAME]
+        if not servers:
+            del out["mcpServers"]
+    return out
 
 
 def uninstall(ctx: Context) -> Changes:
     changes = Changes()
     path = settings_path(ctx)
     settings, original = load_json_object(path)
-    hooks = settings.get("hooks")
-    if isinstance(hooks, dict) and original is not None:
-        upsert_hook_groups(hooks, {})
-        if not hooks:
-            del settings["hooks"]
+    if isinstance(settings.get("hooks"), dict) and original is not None:
+        settings = _settings_without_funes(settings)
         if not remove_if_created(path, ctx, changes, empty=not settings):
-            write_if_changed(path, restored_json(path, settings, original, ctx), ctx, changes)
+            write_if_changed(path, _without_funes(path, ctx, settings), ctx, changes)
+        drop_note(path, ctx.backups)
     mcp_path = claude_json_path(ctx)
     data, original = load_json_object(mcp_path)
     servers = data.get("mcpServers")
     if isinstance(servers, dict) and is_our_mcp(servers.get(MCP_NAME)):
-        del servers[MCP_NAME]
-        if not servers:
-            del data["mcpServers"]
+        data = _claude_json_without_funes(data)
         if not remove_if_created(mcp_path, ctx, changes, empty=not data):
-            write_if_changed(mcp_path, restored_json(mcp_path, data, original, ctx), ctx, changes)
+            write_if_changed(mcp_path, _without_funes(mcp_path, ctx, data), ctx, changes)
+        drop_note(mcp_path, ctx.backups)
     return changes
 
 

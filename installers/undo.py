@@ -17,7 +17,7 @@ from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Any
 
-from ._common import _slug, atomic_write, make_dirs
+from ._common import _slug, atomic_write, backup_text, dump_json, make_dirs, pruned
 
 
 def _note(path: Path, backups: Path) -> Path:
@@ -131,3 +131,27 @@ def raw_text(path: Path) -> str:
             return f.read()
     except FileNotFoundError:
         return ""
+
+
+def json_without_funes(path: Path, backups: Path, text: str, removed: dict[str, Any]) -> str:
+    """JSON config `text` (as read, line endings kept) as the user had it without funes, given
+    `removed`, its document with funes' entries taken out: `text` itself when it holds none
+    of them; `add`'s noted edit undone line for line when that reads as `removed` (empty
+    objects and arrays aside: removal drops the ones it empties); else the bytes from before
+    funes' first edit when they read as `removed`; else `removed` in `text`'s layout."""
+
+    def parse(json_text: str) -> Any:
+        return pruned(json.loads(json_text)) if json_text.strip() else {}
+
+    if parse(text) == pruned(removed):
+        return text  # nothing of funes' in it
+    undone_text = undone(path, backups, text, dump_json(removed, text), parse)
+    if undone_text is not None:
+        return undone_text
+    try:
+        before = backup_text(path, backups)
+        if parse(before) == pruned(removed):
+            return before
+    except (OSError, ValueError):
+        pass
+    return dump_json(removed, text)

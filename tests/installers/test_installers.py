@@ -989,3 +989,40 @@ def test_codex_add_then_remove_gives_back_the_users_config_toml_byte_for_byte(
         expected = 'approval_policy = "never"\n' + text + CODEX_TRUST
     run_remove(rt, agent_harness("codex"))
     assert path.read_bytes() == expected.encode()
+
+
+CLAUDE_LAYOUTS = {
+    "one line": '{"model":"opus","permissions":{"allow":["Bash(ls:*)"]}}',
+    "one line, spaced": '{"model": "opus", "permissions": {"allow": ["Bash(ls:*)"]}}',
+    "tabs": '{\n\t"model": "opus",\n\t"permissions": {\n\t\t"allow": [\n\t\t\t"Bash(ls:*)"\n\t\t]\n\t}\n}',
+    "4 spaces": '{\n    "model": "opus",\n    "permissions": {\n        "allow": [\n            "Bash(ls:*)"\n        ]\n    }\n}',
+    "2 spaces": '{\n  "model": "opus",\n  "permissions": {\n    "allow": [\n      "Bash(ls:*)"\n    ]\n  }\n}',
+}
+
+
+@pytest.mark.parametrize("history", ["untouched", "an earlier add"])
+@pytest.mark.parametrize("final_newline", [True, False])
+@pytest.mark.parametrize("layout", CLAUDE_LAYOUTS)
+def test_claude_add_keeps_the_layout_of_settings_json_and_remove_gives_its_bytes_back(
+    rt: Runtime, isolated_env: Path, layout: str, final_newline: bool, history: str
+) -> None:
+    """A settings.json written on one line or indented with tabs was rewritten by add with a
+    2-space indent: the user's own settings, untouched by funes, changed layout. Now add writes
+    the file in its own layout (funes' hooks appended after the user's keys, which stay byte
+    for byte), and remove gives back the original bytes."""
+    path = isolated_env / ".claude" / "settings.json"
+    if history == "an earlier add":
+        add_then_remove(rt, path, '{\n  "model": "sonnet"\n}\n', "claude")
+    text = CLAUDE_LAYOUTS[layout] + ("\n" if final_newline else "")
+    path.write_text(text)
+    run_add(rt, agent_harness("claude"))
+    added = path.read_text()
+    user_part = text.rstrip()[:-1].rstrip()  # up to the user's last value
+    assert added.startswith(user_part + ",")
+    assert ("\n" in added.rstrip("\n")) == ("\n" in text.rstrip("\n"))
+    assert added.endswith("\n") == final_newline
+    indent = "\t" if layout == "tabs" else " " * 4 if layout == "4 spaces" else "  "
+    if not layout.startswith("one line"):
+        assert f'\n{indent}"hooks": {{\n{indent * 2}"Stop": [' in added
+    run_remove(rt, agent_harness("claude"))
+    assert path.read_text() == text
