@@ -2,7 +2,8 @@
 
 Agents append to their transcripts while we read them, crash mid-line, and write
 multi-megabyte lines. This reader never raises on content: a corrupt line is skipped and
-counted, an incomplete last line is noted (`truncated_tail`) and left for the next read, a
+counted, an incomplete last line is noted (`truncated_tail`) and left for the next read (when
+it can still become a record: it opens a JSON object in UTF-8; otherwise it is corrupt), a
 line over `max_line_bytes` is skipped without ever being held in memory, and invalid UTF-8
 is decoded with replacement characters. A UTF-8 byte-order mark before the first line is
 dropped.
@@ -10,6 +11,7 @@ dropped.
 
 from __future__ import annotations
 
+import codecs
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -47,7 +49,7 @@ def read_records(
                 continue
             record = _decode(raw, stats)
             if record is None:
-                if not complete:
+                if not complete and _may_become_a_record(raw):
                     # The writer has not finished this line yet: the next read will see it whole.
                     stats.truncated_tail = True
                 else:
@@ -74,6 +76,19 @@ def _next_line(f: Any, limit: int) -> tuple[bytes | None, bool, bool]:
         piece = f.readline(_CHUNK)
         if not piece or piece.endswith(b"\n"):
             return b"", bool(piece), True
+
+
+def _may_become_a_record(raw: bytes) -> bool:
+    """Whether an unfinished last line could still grow into a record: it opens a JSON object
+    and is UTF-8, but for a character its writer has not finished. Anything else (random
+    bytes, a file that is not JSONL at all) is corrupt, whatever is appended to it."""
+    if not raw.lstrip().startswith(b"{"):
+        return False
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(raw, final=False)
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _decode(raw: bytes, stats: ReadStats) -> Any:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
+import pytest
 from trace_fixtures import CLAUDE_PROJECT, FIXTURES, read_unit
 
 from funes.traces import BlockType, ReadStats, Role
@@ -60,6 +62,29 @@ def test_a_damaged_transcript_is_read_around_its_bad_lines_and_counts_them() -> 
     assert "caf\ufffd" in turns[1].blocks[0].text
     assert (stats.corrupt_records, stats.unknown_records, stats.invalid_utf8) == (1, 1, 1)
     assert stats.truncated_tail
+
+
+@pytest.mark.parametrize("newlines", [True, False])
+def test_a_transcript_of_random_bytes_is_counted_corrupt_not_still_being_written(
+    tmp_path: Path, newlines: bool
+) -> None:
+    """A `.jsonl` of random bytes (not UTF-8, no JSON) in a session folder: its last line, with
+    no newline after it, was taken for a line the agent was still writing, so a file without
+    a newline was skipped without a count and `funes index` said a transcript was still being
+    written. A last line that cannot become a record (no `{`, bytes that are not UTF-8) is
+    corrupt; one that opens a JSON object is still left for the next read."""
+    data = random.Random(7).randbytes(4096)
+    if not newlines:
+        data = data.replace(b"\n", b"")
+    path = tmp_path / "11111111-2222-3333-4444-555555555555.jsonl"
+    path.write_bytes(b"\xff" + data)
+    stats = ReadStats()
+    assert list(read_claude_file(path, stats)) == []
+    assert stats.corrupt_records == len(data.split(b"\n")) and not stats.truncated_tail
+    path.write_bytes(b'{"type": "user", "message": {"content": "caf\xc3')  # cut mid-character
+    stats = ReadStats()
+    assert list(read_claude_file(path, stats)) == []
+    assert stats.truncated_tail and stats.corrupt_records == 0
 
 
 def test_a_stop_payload_names_the_transcript_and_a_subagent_stop_its_agent_file() -> None:
