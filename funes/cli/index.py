@@ -16,7 +16,7 @@ from funes.ingest import Progress as IndexProgress
 from funes.memory import MemoryKind, MemoryRef, Runtime, parse_memory
 from funes.plurals import counted
 from funes.settings import INDEX
-from funes.traces import Harness
+from funes.traces import MAX_BLOCK_CHARS, Harness
 
 TIER_NAMES = ("text", "tool calls", "tool output")
 
@@ -174,6 +174,12 @@ def _summary(console: Console, outcome: IndexOutcome) -> None:
         console.print(
             f"  kept {counted(skipped.invalid_utf8, 'line')} with "
             "invalid UTF-8 (the bad bytes read as �)",
+            highlight=False,
+        )
+    if skipped.cut_blocks:
+        console.print(
+            f"  cut {counted(skipped.cut_blocks, 'block')} longer than {MAX_BLOCK_CHARS:,} "
+            f"characters to the first {MAX_BLOCK_CHARS:,} (the cut is marked in the text)",
             highlight=False,
         )
     if skipped.truncated_tail:

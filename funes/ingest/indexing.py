@@ -268,6 +268,11 @@ def index_unit(
         for turn in source.read(unit, stats):
             turns += 1
             deeper = deeper or any(b.type in later for b in turn.blocks)
+            stats.cut_blocks += sum(
+                1
+                for b in turn.blocks
+                if b.cut_chars and (thinking or b.type is not BlockType.THINKING)
+            )
             turn = _redacted(turn, job.scanner, local)
             writer.add(turn, chunk_turn(turn, types=compared, host=job.host))
         writer.finish()

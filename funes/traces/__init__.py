@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from funes.traces.hermes import names_session
     from funes.traces.labels import MAX_LABEL, short_id
     from funes.traces.model import (
+        MAX_BLOCK_CHARS,
         Block,
         BlockType,
         Harness,
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AGENTS",
+    "MAX_BLOCK_CHARS",
     "MAX_LABEL",
     "Agent",
     "AgentHomes",

@@ -112,13 +112,19 @@ def clean_text(text: str, *, max_chars: int = MAX_BLOCK_CHARS) -> str:
     terminal control sequences are dropped (`strip_terminal_controls`), base64 data URIs are
     elided, and text longer than `max_chars` code points is cut with a visible marker.
     """
+    return _cleaned(text, max_chars)[0]
+
+
+def _cleaned(text: str, max_chars: int = MAX_BLOCK_CHARS) -> tuple[str, int]:
+    """(`clean_text` of `text`, how many characters its cut dropped: 0 when none)."""
     text = strip_terminal_controls(text)
     if _SURROGATE.search(text):
         text = _SURROGATE.sub("\ufffd", text)
     text = elide_data_uris(text)
-    if len(text) > max_chars:
-        text = text[:max_chars] + _CUT_MARK.format(n=len(text) - max_chars)
-    return text
+    dropped = max(0, len(text) - max_chars)
+    if dropped:
+        text = text[:max_chars] + _CUT_MARK.format(n=dropped)
+    return text, dropped
 
 
 # Everything a reader may take for a line break: Python's str.splitlines() and Unicode
@@ -183,6 +189,8 @@ class Block:
     tool_name: str | None = None
     tool_use_id: str | None = None
     status: ToolStatus | None = None  # tool blocks only: an error result, a call never run
+    # characters the parse-time cut dropped from the text (over MAX_BLOCK_CHARS); 0: none
+    cut_chars: int = 0
 
     @classmethod
     def make(
@@ -194,8 +202,14 @@ class Block:
         tool_use_id: str | None = None,
         status: ToolStatus | None = None,
     ) -> Block:
+        text, dropped = _cleaned(text)
         return cls(
-            type, clean_text(text), tool_name=tool_name, tool_use_id=tool_use_id, status=status
+            type,
+            text,
+            tool_name=tool_name,
+            tool_use_id=tool_use_id,
+            status=status,
+            cut_chars=dropped,
         )
 
 

@@ -49,6 +49,7 @@ class ReadStats:
     unknown_records: int = 0  # well-formed records of a type we do not index
     oversized_records: int = 0  # lines over the reader's size cap, skipped unread
     invalid_utf8: int = 0  # lines decoded with replacement characters
+    cut_blocks: int = 0  # blocks over MAX_BLOCK_CHARS, kept cut to their first MAX_BLOCK_CHARS
     truncated_tail: bool = False  # the last line was incomplete (the agent is still writing)
     notes: list[str] = field(default_factory=list)
 
@@ -59,6 +60,7 @@ class ReadStats:
         self.unknown_records += other.unknown_records
         self.oversized_records += other.oversized_records
         self.invalid_utf8 += other.invalid_utf8
+        self.cut_blocks += other.cut_blocks
         self.truncated_tail = self.truncated_tail or other.truncated_tail
         self.notes.extend(other.notes)
 

@@ -556,3 +556,20 @@ def test_a_funes_home_that_cannot_hold_folders_is_a_clear_error(
             assert "for funes' files: Not a directory" in ran.stderr, ran.stderr
             assert "FUNES_HOME" in ran.stderr
         assert a_file.read_text() == "not a folder"
+
+
+def test_index_says_how_many_blocks_it_cut_at_parse_time(
+    isolated_env: Path, run: Callable[..., Ran]
+) -> None:
+    """A block over 200,000 characters is kept cut to its first 200,000 (marked in the text,
+    README says so), but the index summary did not count the cuts: a user could not tell
+    that some output was stored in part. Said only when non-zero."""
+    write_session(
+        isolated_env,
+        conversation([("user", "dump the log"), ("assistant", "x " * 100_001), *PAIRS[:1]]),
+    )
+    first = run("index", "--yes")
+    assert first.returncode == 0, first.stderr
+    said = " ".join(first.stderr.split())
+    assert "cut 1 block longer than 200,000 characters to the first 200,000" in said
+    assert "cut " not in run("index", "--yes").stderr  # nothing read again, nothing cut

@@ -81,7 +81,8 @@ PUBLIC: dict[str, set[str]] = {
         "versions",
     },
     "traces": {
-        "AGENTS", "Agent", "AgentHomes", "Block", "BlockType", "Harness", "MAX_LABEL",
+        "AGENTS", "Agent", "AgentHomes", "Block", "BlockType", "Harness", "MAX_BLOCK_CHARS",
+        "MAX_LABEL",
         "ParquetSource", "ReadStats", "Role", "ToolStatus", "TraceSource", "Turn", "Unit",
         "checkout_identities", "clean_text", "discover", "installable", "iso_utc", "names_session",
         "normalize_ts", "parse_ts", "printable", "quote_passage", "repo_identity", "short_id",
