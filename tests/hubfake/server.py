@@ -19,7 +19,12 @@ Endpoints (repo type `dataset` shown; `model`/`space` route the same way):
 
 Auth: `Authorization: Bearer <token>`; `tokens` maps a token to its user, role (read|write)
 and namespaces. Private repos answer 401/404 `RepoNotFound` to outsiders; writes with a read
-token answer 403. Fidelity gaps: no Xet, no pagination, no PRs/tags, no rate limits.
+token answer 403. Fidelity gaps: no Xet, no pagination, no PRs/tags, no rate limits, no
+`Range` (a resumed download gets the whole body again).
+
+Faults a test switches on (HubFake): `fail(status)` answers everything with a status,
+`hold_commits` holds commits, `silence()` answers nothing, `pace(step, every_s)` trickles file
+bodies, `cut_after(n)` ends a file body after n bytes and then answers nothing.
 """
 
 from __future__ import annotations
@@ -107,6 +112,10 @@ class Config:
     released: threading.Event = field(default_factory=threading.Event)
     apply_held: bool = True  # a released held commit is applied (else dropped, never committed)
     releasing: threading.Event = field(default_factory=threading.Event)  # the held one woke
+    silent: bool = False  # read every request, answer none (a proxy or firewall eating traffic)
+    pace: tuple[int, float] | None = None  # file bodies sent (bytes, every seconds): a slow link
+    cut_after: int | None = None  # a file body stops after this many bytes, then `silent` is set
+    stopping: threading.Event = field(default_factory=threading.Event)  # set by stop()
 
 
 class Server(ThreadingHTTPServer):
@@ -136,6 +145,11 @@ class Handler(BaseHTTPRequestHandler):
         self.query = parse_qs(url.query)
         length = int(self.headers.get("Content-Length") or 0)
         self.body = self.rfile.read(length) if length else b""
+        if self.server.config.silent:
+            self.server.config.log.append((method, path, 0))  # 0: never answered
+            self.server.config.stopping.wait(timeout=300)
+            self.close_connection = True
+            return
         if self.server.config.fail_status is not None:
             status = self.server.config.fail_status
             self._error(status, None, f"the stand-in answers {status} (fault injected)")
@@ -164,15 +178,39 @@ class Handler(BaseHTTPRequestHandler):
     def do_PUT(self) -> None:  # noqa: N802
         self._dispatch("PUT")
 
-    def _send(self, status: int, body: bytes, headers: Mapping[str, str] | None = None) -> None:
+    def _send(
+        self,
+        status: int,
+        body: bytes,
+        headers: Mapping[str, str] | None = None,
+        *,
+        paced: bool = False,
+    ) -> None:
+        """Answer `status` with `body`; a `paced` body (a file's) goes out as `config.pace` and
+        `config.cut_after` say."""
         self.server.config.log.append((self.command, urlsplit(self.path).path, status))
         self.send_response(status)
         for k, v in (headers or {}).items():
             self.send_header(k, v)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        if self.command != "HEAD":
+        if self.command == "HEAD":
+            return
+        config = self.server.config
+        if not paced or (config.pace is None and config.cut_after is None):
             self.wfile.write(body)
+            return
+        step, every_s = config.pace or (len(body) or 1, 0.0)
+        end = len(body) if config.cut_after is None else min(config.cut_after, len(body))
+        for start in range(0, end, step):
+            self.wfile.write(body[start : min(start + step, end)])
+            self.wfile.flush()
+            if every_s and config.stopping.wait(timeout=every_s):
+                return
+        if end < len(body):  # the link dies: this body stops here, later requests go unanswered
+            config.silent = True
+            config.stopping.wait(timeout=300)
+            self.close_connection = True
 
     def _json(self, status: int, obj: Any, headers: Mapping[str, str] | None = None) -> None:
         self._send(
@@ -471,7 +509,7 @@ class Handler(BaseHTTPRequestHandler):
         }
         if f.lfs:
             headers.update({"X-Linked-Etag": f'"{f.sha256}"', "X-Linked-Size": str(f.size)})
-        self._send(200, self.server.state.blob(f.sha256), headers)
+        self._send(200, self.server.state.blob(f.sha256), headers, paced=True)
 
     def do_resolve_model(self, ns: str, name: str, rev: str, path: str) -> None:
         self.do_resolve("model", ns, name, rev, path)
@@ -533,7 +571,24 @@ class HubFake:
     def release(self) -> None:
         self.config.released.set()
 
+    def silence(self, on: bool = True) -> None:
+        """Accept connections and read requests but answer none (until `silence(False)` or
+        `stop()`): a proxy or firewall that swallows traffic. Such requests are logged with
+        status 0."""
+        self.config.silent = on
+
+    def pace(self, step: int, every_s: float) -> None:
+        """Send file bodies (resolve GETs) `step` bytes at a time, `every_s` seconds apart: a
+        slow link that keeps delivering."""
+        self.config.pace = (step, every_s)
+
+    def cut_after(self, n: int | None) -> None:
+        """Stop sending a file body (resolve GET) after `n` bytes and go `silence()`d: a link
+        that dies mid-transfer. None: bodies are whole again (`silence(False)` too)."""
+        self.config.cut_after = n
+
     def start(self) -> HubFake:
+        self.config.stopping.clear()
         self._server = Server(("127.0.0.1", self._port), Handler)
         self._server.state = self.state
         self._server.config = self.config
@@ -544,6 +599,7 @@ class HubFake:
 
     def stop(self) -> None:
         """Stop serving (clients then get connection refused: the Hub is 'offline')."""
+        self.config.stopping.set()  # release silent and paced handlers
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
