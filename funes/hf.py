@@ -37,6 +37,20 @@ from funes.errors import (
 REPO_TYPE = "dataset"
 BRANCH = "main"
 
+METADATA_TIMEOUT_S = 10.0
+"""Seconds a file download waits for the Hub to answer its first request (the metadata `HEAD`
+of `…/resolve/<rev>/<file>`) before it is refused with HubUnavailable, naming the endpoint.
+
+The Hub answers that request in well under a second, so 10 s (huggingface_hub's own default
+metadata timeout) leaves room for a slow link while a user sees the error within seconds.
+Without this bound huggingface_hub, finding no cached copy, retries the request five more
+times with a 60 s timeout each and 23 s of backoff: ~390 s against an endpoint that accepts
+connections and never answers (a proxy or firewall swallowing traffic), ~25 s against one that
+refuses them. HF_HUB_ETAG_TIMEOUT, when set, replaces this value (as it does for the client).
+It bounds the wait for an answer only, never a transfer: a body that keeps arriving, however
+slowly, is read to the end (huggingface_hub gives up on one only after HF_HUB_DOWNLOAD_TIMEOUT
+seconds without a byte, resuming it five times)."""
+
 
 def _classify(exc: BaseException, what: str) -> HubError:
     """Map a huggingface_hub / transport exception to a HubError (by type and status only)."""
@@ -77,9 +91,8 @@ def _classify(exc: BaseException, what: str) -> HubError:
 def _unresolvable_endpoint() -> str | None:
     """Why the Hub endpoint's host name cannot be resolved, or None when it can.
 
-    huggingface_hub retries a failed connection five times with backoff (about 25 s) before
-    giving up; a name that does not resolve (no network, no DNS) will not resolve on the
-    second try either, so a download is refused at once instead.
+    A name that does not resolve (no network, no DNS) will not resolve on a second try either,
+    so a download is refused at once, saying so, before any request is made.
     """
     import socket
     from urllib.parse import urlsplit
@@ -252,10 +265,18 @@ def whoami() -> Identity:
 def download_file(repo_id: str, filename: str, *, revision: str, repo_type: str = "model") -> Path:
     """The local path of `filename` at `revision` of `repo_id`, downloading it on first use.
 
-    Uses the cached copy when present (also with HF_HUB_OFFLINE=1). Raises HubUnavailable when
-    the file is neither cached nor downloadable.
+    Uses the cached copy when present (also with HF_HUB_OFFLINE=1). Before downloading, asks
+    the Hub once for the file's metadata (no retries): an endpoint that does not answer within
+    METADATA_TIMEOUT_S seconds, or cannot be connected to, refuses the download at once. A
+    transfer is aborted when no byte arrives for HF_HUB_DOWNLOAD_TIMEOUT seconds (default 10)
+    across huggingface_hub's five resumes (~1 min); one that keeps receiving bytes runs to the
+    end. An aborted transfer leaves no file at the cache path (only huggingface_hub's
+    `blobs/<etag>.incomplete`, which the next download resumes).
+
+    Raises HubUnavailable when the file is neither cached nor downloadable; its message names
+    the endpoint when the Hub could not be reached.
     """
-    from huggingface_hub import hf_hub_download
+    from huggingface_hub import constants, hf_hub_download
     from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
     from huggingface_hub.utils import logging as hf_logging
 
@@ -263,12 +284,66 @@ def download_file(repo_id: str, filename: str, *, revision: str, repo_type: str 
     cached = cached_file(repo_id, filename, revision=revision, repo_type=repo_type)
     if cached is not None:
         return cached
-    if not offline_mode() and (unresolved := _unresolvable_endpoint()) is not None:
-        raise HubUnavailable(f"{repo_id}@{revision[:12]}/{filename}: {unresolved}")
+    where = f"{repo_id}@{revision[:12]}/{filename}"
+    if not offline_mode():
+        if (unresolved := _unresolvable_endpoint()) is not None:
+            raise HubUnavailable(f"{where}: {unresolved}")
+        _check_answers(repo_id, filename, revision=revision, repo_type=repo_type, where=where)
     try:
         return Path(hf_hub_download(repo_id, filename, revision=revision, repo_type=repo_type))
     except (LocalEntryNotFoundError, HfHubHTTPError, OSError, ValueError) as exc:
-        raise HubUnavailable(f"{repo_id}@{revision[:12]}/{filename}: {exc}") from exc
+        raise HubUnavailable(f"{where}: {exc}") from exc
+    except Exception as exc:
+        stall_s = float(constants.HF_HUB_DOWNLOAD_TIMEOUT)
+        if (unreachable := _unreachable(exc, timeout_s=stall_s, transfer=True)) is None:
+            raise
+        raise HubUnavailable(f"{where}: {unreachable}") from exc
+
+
+def _check_answers(
+    repo_id: str, filename: str, *, revision: str, repo_type: str, where: str
+) -> None:
+    """Ask the Hub for `filename`'s metadata once (`HEAD …/resolve/…`, no retries, at most
+    METADATA_TIMEOUT_S seconds, or HF_HUB_ETAG_TIMEOUT when set). Raises HubUnavailable when
+    no answer came (no connection, or none within the time); any answer, an error status
+    included, returns, so that the download reports it in its own terms."""
+    from huggingface_hub import constants, get_hf_file_metadata, hf_hub_url
+
+    timeout_s = METADATA_TIMEOUT_S
+    if constants.HF_HUB_ETAG_TIMEOUT != constants.DEFAULT_ETAG_TIMEOUT:
+        timeout_s = float(constants.HF_HUB_ETAG_TIMEOUT)
+    url = hf_hub_url(repo_id, filename, repo_type=repo_type, revision=revision)
+    try:
+        get_hf_file_metadata(url, timeout=timeout_s, retry_on_errors=False)
+    except Exception as exc:
+        unreachable = _unreachable(exc, timeout_s=timeout_s, transfer=False)
+        if unreachable is not None:
+            raise HubUnavailable(f"{where}: {unreachable}") from exc
+
+
+def _unreachable(exc: BaseException, *, timeout_s: float, transfer: bool) -> str | None:
+    """Why the Hub endpoint could not be reached, when `exc` is a transport failure (no
+    connection, no answer within `timeout_s` seconds, or, when `transfer`, a body that stopped
+    arriving); None for anything else. Names the endpoint and says what to check."""
+    import os
+
+    import httpx2
+    from huggingface_hub import constants
+
+    if not isinstance(exc, httpx2.TransportError):
+        return None
+    endpoint = constants.ENDPOINT + (" (HF_ENDPOINT)" if os.environ.get("HF_ENDPOINT") else "")
+    if isinstance(exc, httpx2.ConnectTimeout):
+        what = f"no connection to {endpoint} within {timeout_s:g} s"
+    elif isinstance(exc, httpx2.TimeoutException) and transfer:
+        what = f"the transfer from {endpoint} stalled (nothing for {timeout_s:g} s, 5 resumes)"
+    elif isinstance(exc, httpx2.TimeoutException):
+        what = f"{endpoint} took the connection but did not answer within {timeout_s:g} s"
+    elif isinstance(exc, httpx2.ConnectError):
+        what = f"cannot connect to {endpoint}: {exc}"
+    else:
+        what = f"cannot reach {endpoint}: {type(exc).__name__}: {exc}"
+    return f"{what}; check the network, any proxy (HTTPS_PROXY) or firewall, and HF_ENDPOINT"
 
 
 def cached_file(

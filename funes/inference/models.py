@@ -148,14 +148,15 @@ def load_reranker(spec: ModelSpec, *, stamp_dir: Path | None = None) -> Reranker
 
 
 # How long a process keeps a failed embedder load before it tries again. A try where the Hub
-# is unreachable costs the call that makes it a network timeout: huggingface_hub tries six
-# times with 10 s timeouts and 23 s of backoff (~80 s) against a host that never answers,
-# ~25 s when connections are refused (funes.hf). A long-running process (`funes mcp`, whose
-# recalls then answer from BM25, or `funes watch`) pays that at most once per 10 minutes, and
-# still picks up within 10 minutes a repair it cannot see (the network back, disk space
-# freed). A repair it can see, the model's files or its int8 graph now on this machine, is
-# tried at once. Shorter than the reranker's 24 h (funes.memory.RERANKER_RETRY_S), which
-# only reorders results: without the embedder a recall has no vector leg at all.
+# is unreachable costs the call that makes it a network timeout: funes.hf's
+# METADATA_TIMEOUT_S (10 s; plus 3 s once a process, huggingface_hub's agent-registry request)
+# against a host that never answers, nothing when connections are refused. A long-running
+# process (`funes mcp`, whose recalls then answer from BM25, or `funes watch`) pays that at
+# most once per 10 minutes, and still picks up within 10 minutes a repair it cannot see (the
+# network back, disk space freed). A repair it can see, the model's files or its int8 graph
+# now on this machine, is tried at once. Shorter than the reranker's 24 h
+# (funes.memory.RERANKER_RETRY_S), which only reorders results: without the embedder a recall
+# has no vector leg at all.
 EMBEDDER_RETRY_S = 600.0
 
 
