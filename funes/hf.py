@@ -313,8 +313,13 @@ def _check_answers(
     if constants.HF_HUB_ETAG_TIMEOUT != constants.DEFAULT_ETAG_TIMEOUT:
         timeout_s = float(constants.HF_HUB_ETAG_TIMEOUT)
     url = hf_hub_url(repo_id, filename, repo_type=repo_type, revision=revision)
+    import inspect
+
+    once: dict[str, Any] = {"retry_on_errors": False}  # recent huggingface_hub retries
+    if "retry_on_errors" not in inspect.signature(get_hf_file_metadata).parameters:
+        once = {}
     try:
-        get_hf_file_metadata(url, timeout=timeout_s, retry_on_errors=False)
+        get_hf_file_metadata(url, timeout=timeout_s, **once)
     except Exception as exc:
         unreachable = _unreachable(exc, timeout_s=timeout_s, transfer=False)
         if unreachable is not None:
@@ -324,25 +329,28 @@ def _check_answers(
 def _unreachable(exc: BaseException, *, timeout_s: float, transfer: bool) -> str | None:
     """Why the Hub endpoint could not be reached, when `exc` is a transport failure (no
     connection, no answer within `timeout_s` seconds, or, when `transfer`, a body that stopped
-    arriving); None for anything else. Names the endpoint and says what to check."""
+    arriving); None for anything else. Names the endpoint and says what to check.
+
+    Judged by the exception's class names (httpx's and requests' alike: huggingface_hub
+    has used either HTTP client, and funes does not import one of its own)."""
     import os
 
-    import httpx2
     from huggingface_hub import constants
 
-    if not isinstance(exc, httpx2.TransportError):
-        return None
+    names = {cls.__name__ for cls in type(exc).__mro__}
     endpoint = constants.ENDPOINT + (" (HF_ENDPOINT)" if os.environ.get("HF_ENDPOINT") else "")
-    if isinstance(exc, httpx2.ConnectTimeout):
+    if "ConnectTimeout" in names:
         what = f"no connection to {endpoint} within {timeout_s:g} s"
-    elif isinstance(exc, httpx2.TimeoutException) and transfer:
+    elif names & {"TimeoutException", "Timeout", "ReadTimeout"} and transfer:
         what = f"the transfer from {endpoint} stalled (nothing for {timeout_s:g} s, 5 resumes)"
-    elif isinstance(exc, httpx2.TimeoutException):
+    elif names & {"TimeoutException", "Timeout", "ReadTimeout"}:
         what = f"{endpoint} took the connection but did not answer within {timeout_s:g} s"
-    elif isinstance(exc, httpx2.ConnectError):
+    elif names & {"ConnectError", "ConnectionError"} and "HTTPError" not in names:
         what = f"cannot connect to {endpoint}: {exc}"
-    else:
+    elif "TransportError" in names:
         what = f"cannot reach {endpoint}: {type(exc).__name__}: {exc}"
+    else:
+        return None
     return f"{what}; check the network, any proxy (HTTPS_PROXY) or firewall, and HF_ENDPOINT"
 
 
