@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from funes.errors import StoreLocked
+from funes.errors import StoreError, StoreLocked
 from funes.paths import create_private_file
 
 
@@ -29,7 +29,8 @@ def writer_lock(
     When the lock is taken, `on_wait(wait_s)` is called once (to say that it waits) before
     waiting. `announce`: while waiting, leave a marker (`waiting_marker`) that tells a holder
     doing deferrable work (a worker embedding a backlog) to let go soon. Raises StoreLocked
-    when another process holds it for longer than `wait_s` seconds.
+    when another process holds it for longer than `wait_s` seconds, StoreError when the lock
+    file cannot be opened (a read-only folder, no permission, a directory in its place).
     """
     from filelock import FileLock, Timeout  # writers only: readers never load it
 
@@ -52,6 +53,13 @@ def writer_lock(
             "another funes process is writing to this memory"
             + (f" (waited {wait_s:g} s)" if wait_s > 0 else ""),
             hint="retry in a moment; hooks retry on their own at the next turn",
+        ) from None
+    except OSError as exc:  # after Timeout, which is one
+        raise StoreError(
+            f"cannot write to this memory: its lock file {path} cannot be opened: "
+            f"{exc.strerror or exc}",
+            hint=f"funes writes under {path.parent}: make it writable, or point FUNES_HOME at a "
+            "folder you can write (reading works as it is: recall, get, sessions, status)",
         ) from None
     finally:
         if announce:

@@ -573,3 +573,63 @@ def test_index_says_how_many_blocks_it_cut_at_parse_time(
     said = " ".join(first.stderr.split())
     assert "cut 1 block longer than 200,000 characters to the first 200,000" in said
     assert "cut " not in run("index", "--yes").stderr  # nothing read again, nothing cut
+
+
+def test_a_memory_whose_lock_file_cannot_be_opened_is_a_clear_error_and_still_reads(
+    isolated_env: Path, run: Callable[..., Ran]
+) -> None:
+    """Writers open memory.lock first: one that cannot be opened (a read-only FUNES_HOME, no
+    permission, a directory in its place) was filelock's OSError traceback from index,
+    forget and every other writer."""
+    write_session(isolated_env, conversation(PAIRS))
+    assert run("index", "--yes").returncode == 0
+    lock = Paths.resolve().lock_file
+    lock.unlink()
+    lock.mkdir()
+    for args in (("index", "--yes"), ("forget", "--before", "2020-01-01", "--yes")):
+        out = run(*args)
+        assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
+        first, hint = out.stderr.strip().splitlines()[-2:]
+        assert first.startswith("funes: cannot write to this memory") and str(lock) in first
+        assert "FUNES_HOME" in hint and "recall" in hint, hint
+    assert "OOM-killed" in run("recall", "why does the nightly export die").stdout
+
+
+def test_a_read_only_funes_home_is_a_clear_error_for_writers(isolated_env: Path) -> None:
+    """The same through a real read-only mount of FUNES_HOME (a mount namespace of its own;
+    skipped where none can be made)."""
+    import shutil
+
+    if shutil.which("unshare") is None:
+        pytest.skip("no `unshare`: no read-only mount for one process here")
+    write_session(isolated_env, conversation(PAIRS))
+    funes("index", "--yes")
+    home = Path(os.environ["FUNES_HOME"])
+    script = 'mount --bind "$1" "$1" && mount -o remount,ro,bind "$1" "$1" || exit 97; shift; "$@"'
+    for prefix in (["unshare", "--user", "--map-root-user", "--mount"], ["unshare", "--mount"]):
+        out = subprocess.run(
+            [
+                *prefix,
+                "sh",
+                "-c",
+                script,
+                "sh",
+                str(home),
+                sys.executable,
+                "-m",
+                "funes",
+                "index",
+                "--yes",
+            ],  # fmt: skip
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        if out.returncode != 97 and "unshare:" not in out.stderr:
+            break
+    else:
+        pytest.skip("no mount namespace with a read-only bind mount here")
+    assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
+    first, hint = out.stderr.strip().splitlines()[-2:]
+    assert first.startswith("funes: cannot ") and str(home) in first, first
+    assert hint.strip().startswith("hint: "), hint
