@@ -9,7 +9,7 @@ Layout (FUNES_HOME set → everything under it; else platformdirs):
     data/memory.lock    the single-writer lock file
     data/hooks/         the hook script agents run, and the launcher (funes-python)
     spool/{tmp,new,claimed,failed}/   hook drop-box (0700)
-    logs/               worker and hook logs (0600 files)
+    spool/logs/         the hook's and the worker's logs (hook.log, worker.log: 0600 files)
     data/models/        the int8 graphs funes builds from the embedders (FUNES_MODEL_CACHE)
     data/staging/       private scratch (0700): a push's staging, a copy of a live Hermes
                         database; removed when done, or swept once orphaned (funes.staging)
@@ -194,12 +194,13 @@ class Paths:
         )
         if home := env.get("FUNES_HOME"):
             root = Path(home).expanduser()
-            return cls(root / "data", root / "spool", root / "logs", root, hub, models)
+            spool = root / "spool"
+            return cls(root / "data", spool, spool / "logs", root, hub, models)
         from platformdirs import PlatformDirs
 
         dirs = PlatformDirs("funes", appauthor=False)
         data = Path(dirs.user_data_dir)
-        return cls(data, data / "spool", Path(dirs.user_log_dir), None, hub, models)
+        return cls(data, data / "spool", data / "spool" / "logs", None, hub, models)
 
 
 def environment(env: Mapping[str, str] | None = None) -> Mapping[str, str]:

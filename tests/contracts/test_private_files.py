@@ -197,3 +197,21 @@ def test_a_tightened_umask_is_restored_and_never_loosens(tmp_path: Path) -> None
         assert os.umask(0o002) == 0o077
     finally:
         os.umask(old)
+
+
+@pytest.mark.parametrize("funes_home", [True, False])
+def test_the_logs_folder_is_where_the_hook_and_worker_write_their_logs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, funes_home: bool
+) -> None:
+    """README names Paths' logs folder; the hook and the worker write spool/logs/ (the
+    platformdirs log folder used to be created and stay empty)."""
+    from funes.ingest import Spool
+
+    if funes_home:
+        monkeypatch.setenv("FUNES_HOME", str(tmp_path / "home"))
+    else:
+        monkeypatch.delenv("FUNES_HOME", raising=False)
+        monkeypatch.setenv("HOME", str(tmp_path))
+        monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "share"))
+    paths = Paths.resolve()
+    assert paths.logs == Spool(paths.spool).logs
