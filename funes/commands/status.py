@@ -185,8 +185,9 @@ def _model_status(rt: Runtime, store: Store | None, report: StatusReport) -> boo
     What stands in the way goes to `attention`, and what fixes it to `next_steps`: a model
     that does not fit the memory, in the words of the error `funes recall` stops with (its
     hint is the fix); a model that cannot load here (`Runtime.check_embedder`: not cached
-    while HF_HUB_OFFLINE is set, a package not installed, a FUNES_MODEL_CACHE that cannot hold
-    its int8 graph), with the hint of the error the load raises. A model that is not here but
+    while HF_HUB_OFFLINE is set, a package not installed, a file whose bytes differ from its
+    pin, a FUNES_MODEL_CACHE that cannot hold its int8 graph, a graph to build without the
+    `onnx` package), with the hint of the error the load raises. A model that is not here but
     may download is said too, with what to do where the Hub cannot be reached. An unknown
     FUNES_EMBEDDER is said as recall and index stop on it; the memory is still read."""
     try:

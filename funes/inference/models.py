@@ -107,26 +107,35 @@ def available_locally(spec: ModelSpec) -> bool:
 @dataclass(frozen=True, slots=True)
 class LoadCheck:
     """What loading an embedder would meet on this machine, judged from its files alone (no
-    network, no hashing, no onnxruntime): `error`, what the load raises when it cannot
+    network, no onnxruntime; a file hashed only where no load has verified it): `error`, what the load raises when it cannot
     succeed; `download`, when files are not here and HF_HUB_OFFLINE is not set (the load
     downloads them), what it raises if the Hub cannot be reached. No error does not promise
-    a load: a download may fail, a corrupt file fails its hash."""
+    a load: a download may fail, a build of the int8 graph may fail."""
 
     error: ModelUnavailable | None = None
     download: ModelUnavailable | None = None
 
 
-def check_load(spec: ModelSpec, *, cache_dir: Path, offline: bool) -> LoadCheck:
+def check_load(
+    spec: ModelSpec, *, cache_dir: Path, offline: bool, stamp_dir: Path | None = None
+) -> LoadCheck:
     """Check embedder `spec` (see LoadCheck): its package files, its Hub files (`offline`:
-    HF_HUB_OFFLINE is set, so those not cached cannot come) and whether the model cache
-    (`cache_dir`, FUNES_MODEL_CACHE) can hold its int8 graph."""
-    from funes.inference.files import package_problem, uncached
+    HF_HUB_OFFLINE is set, so those not cached cannot come), whether the files on this
+    machine match their pinned sha256 (hashed only when a load has not verified them at
+    their size and mtime: `stamp_dir`, the loads' memo) and whether the model cache
+    (`cache_dir`, FUNES_MODEL_CACHE) holds its int8 graph or can build it."""
+    from funes.inference.files import corrupt_file, package_problem, uncached
     from funes.inference.quantize import cache_problem
 
     missing = uncached(spec, offline=offline)
     if offline and missing is not None:
         return LoadCheck(error=package_problem(spec) or missing)
-    return LoadCheck(package_problem(spec) or cache_problem(spec, cache_dir), missing)
+    error = (
+        package_problem(spec)
+        or corrupt_file(spec, stamp_dir=stamp_dir)
+        or cache_problem(spec, cache_dir, stamp_dir=stamp_dir)
+    )
+    return LoadCheck(error, missing)
 
 
 def load_embedder(

@@ -215,14 +215,25 @@ def _cache_unusable(spec: ModelSpec, cache_dir: Path, exc: OSError) -> ModelUnav
     )
 
 
-def cache_problem(spec: ModelSpec, cache_dir: Path) -> ModelUnavailable | None:
-    """The error `build_graph` would raise for a cache that cannot hold the int8 graph of
-    `spec`, judged without writing anything: something other than a directory is at
-    `cache_dir` or above it, or this user cannot create or write it. None when the graph is
-    built there already (its hash is checked when it loads) or the cache can hold it."""
+def cache_problem(
+    spec: ModelSpec, cache_dir: Path, *, stamp_dir: Path | None = None
+) -> ModelUnavailable | None:
+    """The error `build_graph` would raise for the int8 graph of `spec`, judged without
+    writing anything: the `onnx` package it builds with is not installed, something other
+    than a directory is at `cache_dir` or above it, or this user cannot create or write it.
+    None when the graph is built there already and matches its manifest's sha256 (hashed
+    only when no load verified it at its size and mtime: `stamp_dir`), or it can be built.
+    A graph that fails that check is rebuilt by the load, so it needs what a build needs."""
+    from funes.inference.files import verify
+
     try:
-        if cached_graph(spec, cache_dir) is not None:
-            return None
+        if (built := cached_graph(spec, cache_dir)) is not None:
+            stamps = stamp_dir if stamp_dir is not None and stamp_dir.is_dir() else None
+            try:
+                verify(spec, built[0], built[1], stamps)
+                return None
+            except (ModelUnavailable, OSError):
+                pass  # altered or unreadable: the load builds it again
         probe, child = cache_dir, cache_dir  # child: what a build creates (or writes) first
         while not probe.exists():
             if probe.parent == probe:
@@ -234,6 +245,13 @@ def cache_problem(spec: ModelSpec, cache_dir: Path) -> ModelUnavailable | None:
             raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(child))
     except OSError as exc:  # also a folder above it that this user cannot search
         return _cache_unusable(spec, cache_dir, exc)
+    import importlib.util
+
+    if importlib.util.find_spec("onnx") is None:  # what build_graph's import of it raises
+        return ModelUnavailable(
+            f"model {spec.name}: cannot build its int8 graph: No module named 'onnx'",
+            hint="pip install onnx (a dependency of funes)",
+        )
     return None
 
 

@@ -100,8 +100,11 @@ class Runtime:
 
     def check_embedder(self, spec: ModelSpec) -> LoadCheck:
         """What loading embedder `spec` would meet here (funes.inference.check_load), judged
-        from this machine's files: no network, nothing loaded."""
-        return check_load(spec, cache_dir=self.paths.models, offline=self.models_offline)
+        from this machine's files: no network, nothing loaded; a file hashed only where no
+        load has verified it at its size and mtime."""
+        return check_load(
+            spec, cache_dir=self.paths.models, offline=self.models_offline, stamp_dir=self.stamp_dir
+        )
 
     def embedder(self, spec: ModelSpec) -> Embedder:
         """A lazily loading embedder for `spec` (one per spec per process)."""

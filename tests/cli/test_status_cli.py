@@ -177,3 +177,50 @@ def test_status_with_an_unknown_embedder_reads_the_memory_and_names_the_variable
     steps, attention = _next_and_attention(run)
     assert any(line.startswith("FUNES_EMBEDDER: unknown embedder 'bogus'") for line in attention)
     assert steps[0] == "set FUNES_EMBEDDER to a known embedder, or unset it"
+
+
+def _corrupt_hub_cache(hf_home: Path) -> Path:
+    """An HF cache holding bge-small's files at its pinned revision, with other bytes than
+    the pins (a damaged download); returns the tokenizer's blob, the file a load hashes
+    first. Laid out as huggingface_hub lays it out: snapshot links into blobs/."""
+    from funes.inference import BGE_SMALL
+
+    repo = hf_home / "hub" / f"models--{BGE_SMALL.repo_id.replace('/', '--')}"
+    snapshot = repo / "snapshots" / BGE_SMALL.revision
+    (repo / "blobs").mkdir(parents=True)
+    (snapshot / "onnx").mkdir(parents=True)
+    for name, file in (("a" * 40, BGE_SMALL.tokenizer), ("b" * 40, BGE_SMALL.onnx)):
+        blob = repo / "blobs" / name
+        blob.write_bytes(b"not the pinned bytes")
+        (snapshot / file.path).symlink_to(blob)
+    return repo / "blobs" / ("a" * 40)
+
+
+def test_status_names_a_corrupt_model_file_recall_falls_back_on_and_what_to_delete(
+    isolated_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run: Callable[..., Ran]
+) -> None:
+    """A model file in the HF cache whose bytes differ from its pin: index stores chunks
+    without vectors and recall answers from BM25, with a note sending the user to `funes
+    status`; status said nothing of the model. It says the model cannot load, why, and
+    that deleting the cache's copy (the blob) fixes it, as the index error's hint does."""
+    write_claude_session(isolated_env / ".claude")
+    monkeypatch.setenv("FUNES_EMBEDDER", "bge-small-en-v1.5")
+    from huggingface_hub import constants
+
+    blob = _corrupt_hub_cache(tmp_path / "hf")
+    # read at import: this process's cache is the one huggingface_hub holds
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hf" / "hub"))
+    failed = run("index", "--yes")
+    assert failed.returncode == 1 and "sha256" in failed.stderr
+    hint = failed.stderr.splitlines()[-1].removeprefix("  hint: ")
+    assert f"delete {blob}" in hint
+    recalled = run("recall", "database locked")
+    assert recalled.returncode == 0 and "`funes status` says what fixes it" in recalled.stderr
+    steps, attention = _next_and_attention(run)
+    assert any(
+        line.startswith("the embedding model cannot load (model bge-small-en-v1.5: tokenizer.json")
+        and "sha256" in line
+        and "BM25" in line
+        for line in attention
+    ), attention
+    assert steps[0] == hint

