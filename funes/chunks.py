@@ -116,7 +116,8 @@ def chunk_turn(
     wanted = set(types) if types is not None else None
     session_id, turn_id = printable(turn.session_id), printable(turn.turn_id)
     source_path, cwd = printable(turn.source_path), _opt(turn.cwd)
-    workdir = workdir_facet(_opt(turn.project) or cwd, source_path)
+    # from the recorded cwd and path: their escapes (`\x0a`) would leak into the facet
+    workdir = workdir_facet(turn.project or turn.cwd, turn.source_path)
     model, label = _opt(turn.model), _opt(turn.session_label)
     for block_idx, block in enumerate(turn.blocks):
         if wanted is not None and block.type not in wanted:

@@ -11,7 +11,7 @@ Byte-stable and golden-tested. Per recall hit:
 Stored text is data, never structure: every line of a passage starts with `> ` (an empty one
 is `>`), and no structure line does, so a passage holding `---`, a header or a `→ get` line
 cannot pose as another hit. Header fields are single tokens on one line (ids escaped by
-`printable`). The session label (`funes.traces.labels`) tells sessions apart: the one its
+`one_line`: `printable`'s escapes, C1 controls and line separators too). The session label (`funes.traces.labels`) tells sessions apart: the one its
 reader stored (a subagent under its parent: `7f3a9c2e/Explore-a2df51c9`), else one derived
 from the id. The `→ get` arguments are shell-quoted (`shlex.quote`): ordinary ids and labels
 
@@ -45,8 +45,8 @@ from funes.commands import no_support_line
 from funes.plurals import counted, plural
 from funes.traces import (
     MAX_LABEL,
+    one_line,
     parse_ts,
-    printable,
     quote_passage,
     short_id,
     strip_terminal_controls,
@@ -73,7 +73,7 @@ def _one_line(text: str) -> str:
 def _token(value: str) -> str:
     """A header field as one token: controls escaped, whitespace (Unicode line and paragraph
     separators too) made `-` (a memory read from elsewhere may hold anything in any column)."""
-    return "-".join(printable(value).split()) or "-"
+    return "-".join(one_line(value).split()) or "-"
 
 
 def _ts(value: str) -> str:
@@ -116,10 +116,10 @@ def recall(outcome: RecallOutcome, *, weak: bool = False, show_all: str = "--all
             f"[{_ts(c.ts)}] {_token(c.harness)} {_token(c.workdir)}/{label} "
             f"{_token(c.block_type)}  score={hit.score:.3f}{owner}"
         )
-        ids = (printable(c.session_id), printable(c.turn_id), "--memory", outcome.memory_of(c.id))
+        ids = (one_line(c.session_id), one_line(c.turn_id), "--memory", outcome.memory_of(c.id))
         lines.append(f"  → get {' '.join(map(shlex.quote, ids))}")
         for d in hit.duplicates:
-            also = (printable(d.session_id), printable(d.turn_id))
+            also = (one_line(d.session_id), one_line(d.turn_id))
             lines.append(f"  = also {' '.join(map(shlex.quote, also))}")
         lines.append(quote_passage(c.text))
         for n in hit.neighbors:
@@ -137,7 +137,7 @@ def get(outcome: GetOutcome) -> str:
         lines.append(third_party_line(outcome.memory, outcome.owner))
     for turn in outcome.turns:
         lines.append(
-            f"[{_ts(turn.ts)}] {_token(turn.role)} seq{turn.seq} turn={printable(turn.turn_id)}"
+            f"[{_ts(turn.ts)}] {_token(turn.role)} seq{turn.seq} turn={one_line(turn.turn_id)}"
         )
         # Rows stored before control sequences were stripped at index time are cleaned here too.
         lines.append("\n\n".join(quote_passage(block) for block in turn.blocks))
@@ -165,9 +165,9 @@ def sessions(outcome: SessionsOutcome) -> str:
             f"{session_label(s.label, s.session_id)} "
             f"turns={s.turns} last=[{_ts(s.ended)}] host={_token(s.host or '')}"
         )
-        ids = (printable(s.session_id), printable(s.first_turn), "--memory", outcome.memory)
+        ids = (one_line(s.session_id), one_line(s.first_turn), "--memory", outcome.memory)
         lines.append(f"  → get {' '.join(map(shlex.quote, ids))}")
-        lines.append(f"  project {printable(s.cwd) if s.cwd else _token(s.workdir)}")
+        lines.append(f"  project {one_line(s.cwd) if s.cwd else _token(s.workdir)}")
         if s.opening:
             lines.append(quote_passage(_one_line(s.opening)[:OPENING_CHARS]))
         lines.append("---")
@@ -180,8 +180,8 @@ def not_found(outcome: GetOutcome) -> str:
     """`turn <turn> not found in session <session>`, or `session <session> not found in this
     memory` when the memory holds no session of that id (the line `get` prints, exit 1)."""
     if not outcome.session_found:
-        return f"session {printable(outcome.session_id)} not found in this memory"
-    return f"turn {printable(outcome.turn_id)} not found in session {printable(outcome.session_id)}"
+        return f"session {one_line(outcome.session_id)} not found in this memory"
+    return f"turn {one_line(outcome.turn_id)} not found in session {one_line(outcome.session_id)}"
 
 
 def sessions_command(memory: str) -> str:
@@ -259,7 +259,7 @@ def status(report: StatusReport) -> str:
         vectors = stats.vector_element or "none"
         lines.append(f"embedder: {stats.model_id or 'none'}  (vectors: {vectors})")
         if report.path:
-            lines.append(f"path: {printable(report.path)}")
+            lines.append(f"path: {one_line(report.path)}")
         lines.append(f"size: {counted(stats.file_bytes, 'byte')}")
         if report.unembedded is not None:
             lines.append(f"without vectors: {counted(report.unembedded, 'chunk')}")

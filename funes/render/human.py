@@ -13,7 +13,7 @@ from rich.text import Text
 from funes.commands import no_support_line
 from funes.plurals import counted
 from funes.render.agent import session_label
-from funes.traces import strip_terminal_controls
+from funes.traces import one_line, strip_terminal_controls
 
 if TYPE_CHECKING:  # annotations only: rendering one verb loads no other verb's module
     from funes.commands import GetOutcome, RecallOutcome, SessionsOutcome, StatusReport
@@ -45,7 +45,8 @@ def recall(outcome: RecallOutcome, *, weak: bool = False) -> Group:
             body.append(f"\n  ~ {n.role} {n.block_type}: {preview}", style="dim")
         when = c.ts[:16].replace("T", " ") or "no time"
         # the score first: a narrow terminal cuts a panel title's tail, never its head
-        title = f"{rank}. {hit.score:.2f} · {when} · {c.harness} · {c.block_type} · {c.cwd or c.workdir}"
+        fields = (c.harness, c.block_type, c.cwd or c.workdir)  # a foreign memory's: anything
+        title = f"{rank}. {hit.score:.2f} · {one_line(when)} · " + " · ".join(map(one_line, fields))
         label = outcome.memory_of(c.id)
         short = session_label(c.session_label, c.session_id)
         command = f"funes get {shlex.quote(short)} {shlex.quote(c.turn_id)}" + (
@@ -173,11 +174,11 @@ def sessions(outcome: SessionsOutcome) -> Group:
         table.add_column(column, overflow="fold" if column == "opening prompt" else "ellipsis")
     for s in page.sessions:
         table.add_row(  # Text cells: rich would read `[...]` in stored strings as markup
-            Text(s.started[:16].replace("T", " ")),
-            Text(s.harness),
-            Text(session_label(s.label, s.session_id)),
+            Text(one_line(s.started[:16].replace("T", " "))),
+            Text(one_line(s.harness)),
+            Text(one_line(session_label(s.label, s.session_id))),
             str(s.turns),
-            Text(s.cwd or s.workdir),
+            Text(one_line(s.cwd or s.workdir)),
             Text(" ".join(strip_terminal_controls(s.opening).split())[:120]),
         )
     parts: list[RenderableType] = []

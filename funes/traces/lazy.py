@@ -31,6 +31,7 @@ EXPORTS: dict[str, tuple[str, str]] = {
     "iso_utc": ("model", "iso_utc"),
     "normalize_ts": ("model", "normalize_ts"),
     "parse_ts": ("model", "parse_ts"),
+    "one_line": ("model", "one_line"),
     "printable": ("model", "printable"),
     "quote_passage": ("model", "quote_passage"),
     "strip_terminal_controls": ("model", "strip_terminal_controls"),

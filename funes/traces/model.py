@@ -168,6 +168,22 @@ def printable(value: str) -> str:
     return _UNPRINTABLE.sub(_escape, value)
 
 
+# what breaks a line or drives a terminal: C0 and C1 controls, DEL, U+2028/U+2029, and the
+# lone surrogates `printable` escapes
+_BREAKS_A_LINE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+
+
+def one_line(value: str) -> str:
+    """A stored field (path, id, facet, label) as it may appear inside one line of output:
+    `printable`'s escapes, and C1 controls (`\\x9b` opens a terminal sequence) and Unicode
+    line and paragraph separators escaped as well. A field a memory read from elsewhere
+    holds may be anything; a field this funes stored has passed `printable`, so for the
+    text real agents write this returns it unchanged. Display only: never stored."""
+    if value.isascii() and value.isprintable():
+        return value
+    return _BREAKS_A_LINE.sub(_escape, value)
+
+
 class ToolStatus(StrEnum):
     """What became of a tool call or its result, when the agent recorded it.
 
@@ -257,7 +273,10 @@ def workdir_facet(cwd: str | None, source_path: str = "") -> str:
     """cwd with every non-ASCII-alphanumeric character replaced by `-` (the Rust reference's facet).
 
     `/home/u/llama.cpp` → `-home-u-llama-cpp`. With no usable cwd: the directory name after a
-    `projects` segment of the source path, else the source's parent directory name.
+    `projects` segment of the source path, else the source's parent directory name, each
+    with its whitespace and unprintable characters (controls, line separators, lone
+    surrogates) made `-`. Always one printable token without whitespace: take `cwd` and
+    `source_path` as recorded (not `printable`'s escapes, which would show up as `x0a`).
     """
     if cwd:
         munged = _NON_ALNUM.sub("-", cwd)
@@ -267,11 +286,18 @@ def workdir_facet(cwd: str | None, source_path: str = "") -> str:
         parts = source_path.replace("\\", "/").split("/")
         if "projects" in parts:
             i = parts.index("projects")
-            if i + 1 < len(parts) - 1:
-                return parts[i + 1]
+            if i + 1 < len(parts) - 1 and parts[i + 1]:
+                return _token(parts[i + 1])
         if len(parts) >= 2 and parts[-2]:
-            return parts[-2]
+            return _token(parts[-2])
     return "-"
+
+
+def _token(name: str) -> str:
+    """A folder name as one printable token: whitespace and unprintable characters → `-`."""
+    if name.isascii() and name.isprintable() and " " not in name:
+        return name
+    return "".join(ch if ch.isprintable() and not ch.isspace() else "-" for ch in name)
 
 
 def iso_utc(value: datetime) -> str:

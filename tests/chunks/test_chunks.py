@@ -100,3 +100,43 @@ def test_a_chunk_carries_its_turn_s_model_label_and_project_facet() -> None:
         "-home-dev-ledger",
         "/tmp/build",
     )
+
+
+def _workdir_turn(cwd: str | None, source_path: str = "/x.jsonl") -> Turn:
+    return Turn(
+        Harness.CLAUDE_CODE,
+        "s",
+        "t",
+        0,
+        "",
+        Role.ASSISTANT,
+        (Block(BlockType.TEXT, "done"),),
+        source_path,
+        cwd=cwd,
+    )
+
+
+def test_a_cwd_holding_a_newline_gives_a_readable_facet_and_keeps_its_exact_cwd() -> None:
+    """The facet was derived from the stored (escaped) cwd, so a newline leaked into it as
+    `x0a` (`/tmp/a\\nb` → `-tmp-a-x0ab`). It comes from the cwd itself; the stored cwd is
+    unchanged (`printable`'s escapes: one line)."""
+    [c] = chunk_turn(_workdir_turn("/tmp/my\nproject"))
+    assert (c.workdir, c.cwd) == ("-tmp-my-project", "/tmp/my\\x0aproject")
+    [c] = chunk_turn(_workdir_turn("/tmp/a\x1b[31mb\r"))
+    assert c.workdir == "-tmp-a--31mb-"
+
+
+@given(
+    st.one_of(st.none(), st.text(max_size=30)),
+    st.lists(st.text(max_size=12), min_size=1, max_size=5),
+)
+def test_a_workdir_facet_is_one_printable_token_whatever_the_cwd_and_path(
+    cwd: str | None, parts: list[str]
+) -> None:
+    """No control character, whitespace or Unicode line separator reaches a facet, from the
+    cwd or from the source path it falls back on (a `projects/<dir>` or parent folder)."""
+    for source_path in ("/".join(parts), "/h/.claude/projects/" + "/".join(parts)):
+        [c] = chunk_turn(_workdir_turn(cwd, source_path))
+        assert c.workdir and c.workdir.isprintable(), (cwd, source_path, c.workdir)
+        assert not any(ch.isspace() for ch in c.workdir), (cwd, source_path, c.workdir)
+        assert c.workdir.encode("utf-8")  # no lone surrogate: it binds in SQLite

@@ -85,7 +85,7 @@ PUBLIC: dict[str, set[str]] = {
         "MAX_LABEL",
         "ParquetSource", "ReadStats", "Role", "ToolStatus", "TraceSource", "Turn", "Unit",
         "checkout_identities", "clean_text", "discover", "installable", "iso_utc", "names_session",
-        "normalize_ts", "parse_ts", "printable", "quote_passage", "repo_identity", "short_id",
+        "normalize_ts", "one_line", "parse_ts", "printable", "quote_passage", "repo_identity", "short_id",
         "sources_for_path", "strip_terminal_controls", "workdir_facet",
     },
     "wiring": {

@@ -183,3 +183,45 @@ def test_the_human_format_keeps_the_score_and_the_whole_get_command_on_a_narrow_
     assert "1. 0.81 · " in text
     joined = "".join(line.strip() for line in text.splitlines())
     assert f"--memory{memory}" in joined.replace(" ", "")
+
+
+# what breaks a line or drives a terminal, as a shared memory's columns may hold it
+BREAKERS = "a\nb\x1b[31mc\u2028d\x85e\x9b2Jf\ud800"
+
+
+def test_a_foreign_cwd_and_ids_stay_on_their_line_in_every_format() -> None:
+    """The human recall title and sessions table printed a foreign memory's cwd, agent and
+    label as stored (a newline, an ESC or C1 sequence reached the terminal), and the agent
+    format let C1 controls and U+2028 through `printable`. Each shows escaped, on one line."""
+    from rich.console import Console
+
+    from funes.commands.sessions import SessionsOutcome
+    from funes.render import human
+    from funes.retrieval.sessions import SessionPage
+    from funes.store.listing import SessionSummary
+
+    hostile = chunk("the answer", cwd=BREAKERS, harness="claude" + BREAKERS)
+    outcome = RecallOutcome(RecallResult([Hit(hostile, 0.8)]), "local")
+    summary = SessionSummary(
+        session_id="s" + BREAKERS,
+        harness="claude" + BREAKERS,
+        cwd=BREAKERS,
+        workdir="-w" + BREAKERS,
+        host="atlas",
+        started="2026-04-02T10:11:12.345Z",
+        ended="2026-04-02T10:12:12.345Z",
+        turns=2,
+        chunks=3,
+        first_turn="t" + BREAKERS,
+        opening="hello",
+        opening_version=1,
+    )
+    listing = SessionsOutcome(SessionPage(1, 0, [summary]), "local", 20)
+    console = Console(width=400, record=True, color_system=None)
+    console.print(human.recall(outcome))
+    console.print(human.sessions(listing))
+    outputs = [console.export_text(), agent.recall(outcome), agent.sessions(listing)]
+    for out in outputs:
+        for line in out.splitlines():
+            assert not any(ch in line for ch in "\x1b\x85\x9b\u2028\ud800"), repr(line)
+    assert "· a\\x0ab\\x1b[31mc\\u2028d\\u0085e\\u009b2Jf\\ud800" in outputs[0]
