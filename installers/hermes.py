@@ -150,7 +150,8 @@ def _set_hooks(
     for event in list(hooks):
         entries = hooks[event]
         if entries is None and event in wanted:  # the event's key with no value: ours goes in
-            _unshared(hooks, "hooks", path)
+            # merged (the base's key with no value): remove could not give back the absent key
+            _unshared(hooks, f"hooks.{event}", path, (data, "hooks"), (hooks, event))
             entries = hooks[event] = CommentedSeq()
         if event in wanted and not isinstance(entries, list):
             raise InstallError(
@@ -169,22 +170,35 @@ def _set_hooks(
                 drop([*where, (entries, i)])
                 removed = True
         if event in wanted and not placed:
-            _unshared(entries, f"hooks.{event}", path)
+            _unshared(entries, f"hooks.{event}", path, (data, "hooks"), (hooks, event))
             entries.append(CommentedMap([("command", wanted[event]), ("timeout", TIMEOUT_S)]))
         if removed and not entries:
             give_back(where, events_before.get(event))
             emptied = True
     for event, command in wanted.items():
         if event not in hooks:
-            _unshared(hooks, "hooks", path)
+            _unshared(hooks, "hooks", path, (data, "hooks"))
             hooks[event] = [CommentedMap([("command", command), ("timeout", TIMEOUT_S)])]
     if emptied and not hooks:
         give_back([(data, "hooks")], before.get("hooks"))
 
 
-def _unshared(node: Any, name: str, path: Path) -> None:
-    """Raise InstallError when `node`, which funes is about to put an entry in, is anchored:
-    the entry would show wherever the anchor is used (another event's hooks, say)."""
+def _unshared(node: Any, name: str, path: Path, *via: tuple[Any, Any]) -> None:
+    """Raise InstallError when `node`, which funes is about to put an entry in, is shared: it
+    is anchored, or one of the (mapping, key) steps `via` that lead to it from the document
+    goes through a merge key (`<<: *base`), so the value is the merged mapping's own. Either
+    way the entry would show wherever the anchor is used or the base merged (another event's
+    hooks, another profile's, say)."""
+    for mapping, key in via:
+        if isinstance(mapping, CommentedMap) and key in mapping and key not in mapping._ok:
+            leaf = f"`{name}`" if name.endswith(str(key)) else f"`{name}` (through `{key}`)"
+            raise InstallError(
+                f"{path}: {leaf} comes from a merge key (`<<`): it belongs to the mapping "
+                "merged there, and funes' entry in it would show in every mapping that merges "
+                "it; funes will not rewrite it",
+                hint=f"write `{key}:` out as a key of its own beside the `<<` (its value "
+                "copied, not merged), then run the command again",
+            )
     anchor = node.anchor.value if isinstance(node, CommentedBase) else None
     if anchor is not None:
         raise InstallError(
@@ -245,7 +259,7 @@ def _with_entries(ctx: Context, changes: Changes) -> tuple[str | None, dict[str,
             f"{path} already has an MCP server named funes that is not funes' own: left as is"
         )
     elif current is None:
-        _unshared(servers, "mcp_servers", path)
+        _unshared(servers, "mcp_servers", path, (data, "mcp_servers"))
         servers[MCP_NAME] = _mcp_entry(ctx)
     elif _plain(current) != _plain(_mcp_entry(ctx)):
         replace([(data, "mcp_servers"), (servers, MCP_NAME)], _mcp_entry(ctx))

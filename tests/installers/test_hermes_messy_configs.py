@@ -308,6 +308,62 @@ def test_add_refuses_to_put_its_entry_in_an_anchored_collection(
     assert config.read_text() == text
 
 
+MERGED = {  # a collection funes would put its entry in, reached through a merge key (`<<`):
+    # it belongs to the merged mapping, which every mapping merging it shares
+    "an event's list, merged into hooks": (
+        "base: &base\n  post_llm_call:\n    - command: ~/bin/log.sh\n"
+        "hooks:\n  <<: *base\nprofile:\n  <<: *base\n",
+        "hooks.post_llm_call",
+    ),
+    "an event's list, merged from a list of mappings": (
+        "a: &a\n  on_session_start: []\nb: &b\n  other: []\nhooks:\n  <<: [*b, *a]\n",
+        "hooks.on_session_start",
+    ),
+    "an event's key without a value, merged into hooks": (
+        "base: &base\n  post_llm_call:\nhooks:\n  <<: *base\n",
+        "hooks.post_llm_call",
+    ),
+    "hooks, merged into the document": (
+        "defaults: &d\n  hooks:\n    pre_tool_call: []\n<<: *d\nmodel: x\n",
+        "hooks",
+    ),
+    "mcp_servers, merged into the document": (
+        "defaults: &d\n  mcp_servers:\n    ping: {command: p}\n<<: *d\n",
+        "mcp_servers",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MERGED))
+def test_add_refuses_to_put_its_entry_in_a_collection_reached_through_a_merge_key(
+    rt: Runtime, config: Path, case: str
+) -> None:
+    # the merged list is the base's own: funes' hook went into the base, so every mapping
+    # merging it (`profile:` above) ran funes' hook too
+    text, name = MERGED[case]
+    config.write_text(text)
+    with pytest.raises(AgentError, match=f"`{name}` comes from a merge key") as refused:
+        run_add(rt, HERMES)
+    assert refused.value.hint and "`<<`" in refused.value.hint
+    assert config.read_text() == text
+
+
+def test_a_merge_key_funes_adds_nothing_to_is_left_as_it_is(rt: Runtime, config: Path) -> None:
+    """A merged base holding none of funes' events: funes' events go in the merging mapping
+    as its own keys; the base and every other mapping merging it stay as they were."""
+    text = (
+        "base: &base\n  pre_tool_call:\n    - command: ~/bin/log.sh\n"
+        "hooks:\n  <<: *base\nprofile:\n  <<: *base\n"
+    )
+    config.write_text(text)
+    run_add(rt, HERMES)
+    data = wired(config.read_text())
+    assert data["base"] == data["profile"] == {"pre_tool_call": [{"command": "~/bin/log.sh"}]}
+    assert data["hooks"]["pre_tool_call"] == [{"command": "~/bin/log.sh"}]
+    run_remove(rt, HERMES)
+    assert config.read_text() == text
+
+
 def test_a_yaml_1_1_config_keeps_its_directive_and_its_octal_numbers(
     rt: Runtime, config: Path
 ) -> None:
