@@ -2,12 +2,16 @@
 
 Every document carries `"schema": "funes.<command>/<version>"`. Within a version, keys are
 only ever added, never removed, renamed or given another meaning; a change that would do so
-bumps the version. Text is the stored text, verbatim (JSON escaping makes it inert).
+bumps the version. Text is the stored text, verbatim (JSON escaping makes it inert). Outside
+ASCII, the characters that reorder or break what a terminal shows (bidirectional overrides and
+isolates, U+2028/U+2029) are written as `\\uXXXX` escapes: the same data to a JSON reader,
+inert on a terminal.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import TYPE_CHECKING, Any
 
 from funes.store import StoredChunk
@@ -22,8 +26,14 @@ STATUS_SCHEMA = "funes.status/1"
 SESSIONS_SCHEMA = "funes.sessions/1"
 
 
+_SHOWN_OTHERWISE = re.compile("[\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
 def _dump(document: dict[str, Any]) -> str:
-    return json.dumps(document, ensure_ascii=False, indent=2) + "\n"
+    text = json.dumps(document, ensure_ascii=False, indent=2) + "\n"
+    if text.isascii():
+        return text
+    return _SHOWN_OTHERWISE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def _chunk(c: StoredChunk) -> dict[str, Any]:

@@ -93,16 +93,24 @@ def elide_data_uris(text: str) -> str:
 # reader's terminal, and they only add noise to search.
 _ESCAPE_SEQ = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f-\x9f]")
+# Bidirectional embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069): shown as is
+# they reorder what a reader sees ("Trojan Source": text that displays other than it reads).
+# They are written out as `\u202e` escapes, visible; the implicit marks (U+200E, U+200F) that
+# right-to-left text uses stay.
+_BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
 
 
 def strip_terminal_controls(text: str) -> str:
     """Remove terminal escape sequences and control characters (tab and newline stay; a carriage
-    return becomes a newline)."""
+    return becomes a newline), and write bidirectional overrides out as `\\u202e` escapes."""
     if "\x1b" in text:
         text = _ESCAPE_SEQ.sub("", text).replace("\x1b", "")
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return _CONTROL.sub("", text)
+    text = _CONTROL.sub("", text)
+    if text.isascii():
+        return text
+    return _BIDI.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def clean_text(text: str, *, max_chars: int = MAX_BLOCK_CHARS) -> str:
@@ -170,7 +178,9 @@ def printable(value: str) -> str:
 
 # what breaks a line or drives a terminal: C0 and C1 controls, DEL, U+2028/U+2029, and the
 # lone surrogates `printable` escapes
-_BREAKS_A_LINE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+_BREAKS_A_LINE = re.compile(
+    r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"  # bidi too
+)
 
 
 def one_line(value: str) -> str:

@@ -225,3 +225,37 @@ def test_a_foreign_cwd_and_ids_stay_on_their_line_in_every_format() -> None:
         for line in out.splitlines():
             assert not any(ch in line for ch in "\x1b\x85\x9b\u2028\ud800"), repr(line)
     assert "· a\\x0ab\\x1b[31mc\\u2028d\\u0085e\\u009b2Jf\\ud800" in outputs[0]
+
+
+BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+
+
+def test_bidirectional_overrides_in_a_passage_are_shown_not_obeyed_in_every_format() -> None:
+    """U+202E and its kin reorder how a terminal or an editor shows the text around them
+    ("Trojan Source"): a passage or a field holding them is shown with them written out as
+    `\\u202e`, in recall (agent, human, JSON), get and a neighbor preview; the marks right-to-
+    left text needs (U+200F) stay as they are."""
+    import json
+
+    from rich.console import Console
+
+    from funes.render import human, json_format
+
+    text = "if (admin\u202e } \u2066⁦// check later\u2069 {\nשלום\u200f"
+    hit = Hit(chunk(text, cwd="/home/dev/" + BIDI), 0.8, neighbors=(chunk(text, seq=5),))
+    outcome = RecallOutcome(RecallResult([hit]), "local")
+    console = Console(width=400, record=True, color_system=None)
+    console.print(human.recall(outcome))
+    view = TurnView("s1", "t1", 4, "2026-04-02T10:11:12.345Z", "assistant", (text,))
+    shown = [
+        agent.recall(outcome),
+        console.export_text(),
+        agent.get(GetOutcome([view], "s1", "t1", "local")),
+        json_format.recall(outcome, "q"),  # as emitted: JSON text, its fields exact data
+    ]
+    for out in shown:
+        assert not any(ch in out for ch in BIDI), repr(out)
+    for out in shown[:3]:
+        assert "\\u202e" in out and "\u200f" in out
+    decoded = json.loads(shown[3])["hits"][0]
+    assert not any(ch in decoded["text"] for ch in BIDI) and "\\u202e" in decoded["text"]
