@@ -15,6 +15,7 @@ A directory that holds neither is a PATH for reading (`no memory at …`) and a 
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -69,9 +70,12 @@ def parse_memory(value: str | None, rt: Runtime) -> MemoryRef:
     name = raw.split("@", 1)[0]
     if name.count("/") == 1 and all(name.split("/")):
         return _remote_ref(raw)
+    # not org/repo, and no such path: a relative path (a directory `push --create` is to make)
+    # must say it is one; a bare word stays an error, since `name` may mean a Hub dataset
     raise UsageError(
         f"not a memory: {value!r}",
-        hint="use `local`, a path to a memory, `org/repo`, or `hf://datasets/org/repo`",
+        hint=f"use `local`, a path (`{shlex.quote('./' + raw)}` for one in the current directory), "
+        "`org/repo`, or `hf://datasets/org/repo`",
     )
 
 

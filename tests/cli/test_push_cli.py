@@ -203,3 +203,21 @@ def test_a_push_that_waited_its_time_for_another_one_gives_up_with_exit_75(
     assert busy.value.exit_code == 75
     assert "still running on this host" in busy.value.message
     assert not remote.exists()  # nothing was sent
+
+
+def test_a_bare_word_is_no_directory_and_the_hint_says_how_to_name_one(
+    isolated_env: Path, run: Callable[..., Ran], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`push shared --create` is refused (a bare word may be a Hub dataset name the user meant
+    as org/repo), and the hint names the directory as a path: `./shared` pushes there."""
+    monkeypatch.chdir(tmp_path)
+    write_claude_session(isolated_env / ".claude", CLEAN)
+    assert run("index").returncode == 0
+    refused = run("push", "shared", "--create")
+    assert refused.returncode == 1, refused.stderr
+    assert "funes: not a memory: 'shared'" in refused.stderr
+    assert "`./shared` for one in the current directory" in refused.stderr
+    assert not (tmp_path / "shared").exists()
+    made = run("push", "./shared", "--create")
+    assert made.returncode == 0, made.stderr
+    assert (tmp_path / "shared").is_dir()
