@@ -24,7 +24,7 @@ from funes.commands import (
     run_push,
 )
 from funes.errors import PushRefused, UsageError
-from funes.memory import MemoryKind, MemoryRef, Runtime, parse_memory
+from funes.memory import MemoryKind, MemoryRef, Runtime, parse_memory, remote_for
 from funes.plurals import counted, plural
 from funes.remote import RemoteState
 from funes.traces import Harness
@@ -155,7 +155,7 @@ def _prepare_shared(rt: Runtime, console: Console, ref: MemoryRef, *, create: bo
     if not create:
         if not _interactive():
             raise UsageError(
-                f"{ref.label} does not exist (or your token cannot see it): nothing was installed",
+                f"{ref.label} {remote_for(ref).missing}: nothing was installed",
                 hint="check the name, or pass --create to create it (private)",
             )
         if not _ask(f"{ref.label} does not exist. Create it (private)?"):

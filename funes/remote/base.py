@@ -52,6 +52,7 @@ class Remote(Protocol):
     label: str  # how users and `→ get` lines name it: hf://datasets/org/repo, file:///dir
     key: str  # filesystem-safe and unique per remote: names caches and receipts
     networked: bool  # reads need the network (offline mode applies)
+    missing: str  # what the MISSING state says after the label: "does not exist" (+ why, maybe)
 
     def state(self) -> RemoteState:
         """Classify the remote. Never raises for the five states; other failures raise."""

@@ -63,6 +63,7 @@ class DirRemote:
     """A directory holding a funes Lance export (see module docstring)."""
 
     networked = False
+    missing = "does not exist"
 
     def __init__(self, path: Path) -> None:
         self.path = path.expanduser().resolve()

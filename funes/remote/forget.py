@@ -53,7 +53,7 @@ def _ready(remote: Remote) -> bool:
     if state is RemoteState.UNAUTHORIZED:
         raise RemoteUnauthorized(f"{remote.label} refused these credentials: nothing was deleted")
     if state is RemoteState.MISSING:
-        raise RemoteMissing(f"{remote.label} does not exist (or your token cannot see it)")
+        raise RemoteMissing(f"{remote.label} {remote.missing}")
     return state is RemoteState.READY
 
 

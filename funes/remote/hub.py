@@ -74,6 +74,7 @@ class HubRemote:
     """`org/repo` on the Hugging Face Hub (repo type: dataset)."""
 
     networked = True
+    missing = "does not exist (or your token cannot see it)"  # a private dataset looks absent
 
     def __init__(self, repo_id: str) -> None:
         self.repo_id = repo_id

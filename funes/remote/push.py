@@ -130,8 +130,7 @@ def _prepare(remote: Remote, options: PushOptions) -> bool:
     if state is RemoteState.MISSING:
         if not options.create:
             raise RemoteMissing(
-                f"{remote.label} does not exist (or your token cannot see it); funes does not create "
-                "remotes unless asked",
+                f"{remote.label} {remote.missing}; funes does not create remotes unless asked",
                 hint="check the name, or pass --create to create it (private unless --public)",
             )
         return True

@@ -221,3 +221,26 @@ def test_a_bare_word_is_no_directory_and_the_hint_says_how_to_name_one(
     made = run("push", "./shared", "--create")
     assert made.returncode == 0, made.stderr
     assert (tmp_path / "shared").is_dir()
+
+
+def test_a_missing_directory_remote_is_said_missing_with_no_word_of_a_token(
+    isolated_env: Path, run: Callable[..., Ran], tmp_path: Path
+) -> None:
+    """A token only hides Hub datasets: a directory that is not there is just missing, and the
+    hint offers --create (push, `forget --remote`, and `add` to a shared directory alike)."""
+    write_claude_session(isolated_env / ".claude", CLEAN)
+    assert run("index").returncode == 0
+    nowhere = tmp_path / "nowhere"
+    pushed = run("push", str(nowhere))
+    assert pushed.returncode == 1, pushed.stderr
+    assert f"funes: {nowhere.as_uri()} does not exist; funes does not create" in pushed.stderr
+    assert "pass --create" in pushed.stderr
+    added = run("add", "claude", str(nowhere))
+    assert added.returncode == 1, added.stderr
+    assert f"funes: {nowhere.as_uri()} does not exist: nothing was installed" in added.stderr
+    forgot = run("forget", "--before", "2100-01-01", "--remote", str(nowhere), "--yes")
+    assert forgot.returncode == 1, forgot.stderr
+    assert f"funes: {nowhere.as_uri()} does not exist\n" in forgot.stderr
+    for ran in (pushed, added, forgot):
+        assert "token" not in ran.stderr
+    assert not nowhere.exists()
