@@ -164,7 +164,12 @@ def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
         _bindings(rt, report, held)
     owed = sum(s.owed for s in report.sources)
     if owed:
-        report.attention.append(f"{counted(owed, 'agent session file')} not indexed yet")
+        # files whose chunks are all stored (indexed from a copy): the index only records them
+        known = report.owed is not None and report.owed.complete and not report.owed.total
+        report.attention.append(
+            f"{counted(owed, 'agent session file')} not indexed yet"
+            + (f" ({plural(owed, 'it holds', 'they hold')} nothing new)" if known else "")
+        )
         report.next_steps.append("funes index")
     if not report.exists or (report.stats and report.stats.chunks == 0):
         if "funes index" not in report.next_steps:

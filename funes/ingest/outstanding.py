@@ -29,6 +29,9 @@ class OwedChunks:
     chunks: list[int] = field(default_factory=lambda: [0] * len(TIERS))
     units: list[int] = field(default_factory=lambda: [0] * len(TIERS))
     files: int = 0  # units (session files) with at least one owed chunk
+    # units owed a read that hold no owed chunk: every chunk stored already (the same
+    # transcripts indexed from a copy) or of a forgotten session; an index only records them
+    nothing_new: int = 0
     complete: bool = True  # False: the budget ran out, the counts are lower bounds
     failed: int = 0  # units that could not be read (indexing reports them too)
 
@@ -80,6 +83,7 @@ def count_owed(
                 out.units[tier] += 1 if fresh else 0
                 any_fresh = any_fresh or fresh > 0
             out.files += any_fresh
+            out.nothing_new += not any_fresh
     return out
 
 

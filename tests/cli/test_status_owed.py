@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -61,6 +62,30 @@ def test_status_counts_what_the_next_index_writes_per_tier(
     assert json.loads(run("status", "--json").stdout)["owed"]["chunks"]["text"] == 6
     assert _indexed(run("index", "--yes")) == 6
     assert sum(json.loads(run("status", "--json").stdout)["owed"]["chunks"].values()) == 0
+
+
+def test_files_whose_chunks_a_copy_already_stored_are_not_indexed_and_owe_nothing_new(
+    isolated_env: Path, run: Callable[..., Ran], tmp_path: Path
+) -> None:
+    """The agent's own transcripts, indexed first from a copied folder: status says they are
+    not indexed yet and hold nothing new, never `every session file is indexed`; an index
+    records them and then both lines agree that nothing is owed."""
+    claude = isolated_env / ".claude"
+    write_claude_session(claude)
+    copy = tmp_path / "copy"
+    shutil.copytree(claude / "projects", copy)
+    assert _indexed(run("index", str(copy), "--yes")) > 0
+    agent = run("status", "--format", "agent").stdout
+    assert (
+        "owed: nothing new (the 1 session file not indexed yet holds only chunks already "
+        "stored or forgotten)" in agent
+    )
+    assert "attention: 1 agent session file not indexed yet (it holds nothing new)" in agent
+    assert "every session file is indexed" not in agent
+    assert _indexed(run("index", "--yes")) == 0
+    agent = run("status", "--format", "agent").stdout
+    assert "owed: nothing (every session file is indexed)" in agent
+    assert "not indexed yet" not in agent
 
 
 def test_status_counts_chunks_without_vectors_and_index_embeds_exactly_those(
