@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from funes.commands.spool import run_drain
 from funes.errors import SourceError, UsageError
+from funes.inference import embedder_name
 from funes.memory import MemoryKind, MemoryRef, Runtime, open_for_write, remote_for
 from funes.redact import default_scanner
 from funes.settings import INDEX, SPOOL, IndexParams
@@ -122,7 +123,7 @@ def run_index(
     try:
         with store.writing(wait_s=request.lock_wait_s, announce=True, on_wait=on_wait):
             spec = rt.embedder_spec_for(store.model_id)
-            store.check_model(spec.model_id, writing=True)
+            store.check_model(spec.model_id, writing=True, selector=embedder_name(store.model_id))
             embedder = rt.embedder(spec) if store.vectors_available else None
             job = IndexJob(
                 store=store,

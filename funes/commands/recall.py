@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from funes.commands.reading import open_reading
 from funes.commands.scope import NO_SCOPE, Scope, filters_for
 from funes.errors import UsageError
-from funes.inference import LazyEmbedder
+from funes.inference import LazyEmbedder, embedder_name
 from funes.memory import MemoryRef, Runtime, foreign_owner
 from funes.retrieval import RecallResult, recall
 from funes.settings import RECALL, Leg, RecallParams
@@ -59,7 +59,7 @@ def run_recall(
     store = opened.store
     try:
         spec = rt.embedder_spec_for(store.model_id)
-        store.check_model(spec.model_id)
+        store.check_model(spec.model_id, selector=embedder_name(store.model_id))
         embedder = rt.embedder(spec) if opened.memory.vectors_available and store.model_id else None
         reranker = rt.reranker() if request.params.rerank else None
         filters = filters_for(

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from funes.errors import NoIndex
+from funes.inference import embedder_name
 from funes.memory import MemoryRef, Runtime, open_for_write
 from funes.redact import GateResult, GateRow, Scanner, default_scanner, gate, gate_scanner
 from funes.store import Store
@@ -53,7 +54,7 @@ def run_scrub(rt: Runtime, memory: MemoryRef, *, outdated_only: bool = False) ->
             embedder = None
             if store.vectors_available and store.model_id is not None:
                 spec = rt.embedder_spec_for(store.model_id)
-                store.check_model(spec.model_id)
+                store.check_model(spec.model_id, selector=embedder_name(store.model_id))
                 embedder = rt.embedder(spec)
             # the gate's cache stays: the memory logs the blocks scrub rewrites or drops, and
             # the next status judges those again (held_back_summary)

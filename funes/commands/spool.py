@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from funes.commands.publish import publish_due, request_publishing
 from funes.errors import StoreLocked
+from funes.inference import embedder_name
 from funes.memory import Runtime, open_for_write, parse_memory
 from funes.redact import default_scanner
 from funes.settings import INDEX, SPOOL, PublishParams, SpoolParams
@@ -124,7 +125,9 @@ def _drain_memory(
         try:
             with store.writing(wait_s=params.store_wait_s):
                 spec = rt.embedder_spec_for(store.model_id)
-                store.check_model(spec.model_id, writing=True)
+                store.check_model(
+                    spec.model_id, writing=True, selector=embedder_name(store.model_id)
+                )
                 job = IndexJob(
                     store=store,
                     embedder=rt.embedder(spec) if store.vectors_available else None,

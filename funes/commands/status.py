@@ -19,6 +19,7 @@ from funes.errors import (
     StoreError,
     UsageError,
 )
+from funes.inference import embedder_name
 from funes.memory import (
     MemoryKind,
     MemoryRef,
@@ -207,10 +208,12 @@ def _model_status(rt: Runtime, store: Store | None, report: StatusReport) -> boo
         return False
     if store is not None:
         try:
-            store.check_model(spec.model_id)
+            store.check_model(spec.model_id, selector=embedder_name(store.model_id))
         except IncompatibleStore as exc:
             try:
-                store.check_model(spec.model_id, writing=True)  # no vector yet: index takes over
+                store.check_model(
+                    spec.model_id, writing=True, selector=embedder_name(store.model_id)
+                )  # no vector yet: index takes over
                 refused, embeds = "`funes recall` refuses it", True
             except IncompatibleStore:
                 refused, embeds = "`funes recall` and `funes index` refuse it", False

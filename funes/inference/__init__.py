@@ -37,6 +37,7 @@ from funes.inference.spec import (
     ModelSpec,
     Pooling,
     embedder_for_model_id,
+    embedder_name,
 )
 
 __all__ = [
@@ -56,6 +57,7 @@ __all__ = [
     "available_locally",
     "check_load",
     "embedder_for_model_id",
+    "embedder_name",
     "embedder_spec",
     "load_embedder",
     "load_reranker",

@@ -113,3 +113,10 @@ RERANKERS: dict[str, ModelSpec] = {s.name: s for s in (MS_MARCO_MINILM_L6,)}
 def embedder_for_model_id(model_id: str) -> ModelSpec | None:
     """The embedder spec whose `model_id` is stamped in a memory (None when unknown)."""
     return next((s for s in EMBEDDERS.values() if s.model_id == model_id), None)
+
+
+def embedder_name(model_id: str | None) -> str | None:
+    """The FUNES_EMBEDDER value that selects the model `model_id` (a memory's stamp), e.g.
+    `all-minilm-l6-v2-int8`; None for no stamp or a model no known embedder has."""
+    spec = embedder_for_model_id(model_id) if model_id else None
+    return spec.name if spec is not None else None

@@ -180,24 +180,32 @@ class StoreHandle:
             return True
         return self._raw.execute("select 1 from chunks_vec limit 1").fetchone() is not None
 
-    def check_model(self, model_id: str, *, writing: bool = False) -> None:
+    def check_model(
+        self, model_id: str, *, writing: bool = False, selector: str | None = None
+    ) -> None:
         """Raise IncompatibleStore unless this memory's vectors come from `model_id`.
 
         `writing`: a writer about to embed with `model_id` may also take over a memory that
         holds no vector yet (`stamp_model` then re-stamps it); a reader may not (its query
         vector would not fit the memory's vector table), and is told that an index takes it
-        over rather than to rebuild it."""
+        over rather than to rebuild it. `selector`: the FUNES_EMBEDDER value that selects this
+        memory's own model (funes.inference.embedder_for_model_id), named by the hint; None
+        when no known embedder has it."""
         if self.model_id is None or self.model_id == model_id:
             return
         holds_vectors = self._holds_vectors()
         if writing and not holds_vectors:
             return
+        # unset, FUNES_EMBEDDER means the memory's own model when funes knows it
+        own = (
+            f"FUNES_EMBEDDER={selector}, or FUNES_EMBEDDER unset" if selector else "FUNES_EMBEDDER"
+        )
         hint = (
-            f"use the model it was built with (FUNES_EMBEDDER), or rebuild: move {self.path} "
+            f"use the model it was built with ({own}), or rebuild: move {self.path} "
             f"away and run `funes index --yes` ({REBUILD_LOSES})"
             if holds_vectors
             else "it holds no vector yet: `funes index` with this model takes it over and "
-            "embeds its chunks (or use the model it was stamped with: FUNES_EMBEDDER)"
+            f"embeds its chunks (or use the model it was stamped with: {own})"
         )
         raise IncompatibleStore(
             f"this memory was built with {self.model_id}, not {model_id}", hint=hint

@@ -405,6 +405,41 @@ def test_recall_with_another_model_after_an_index_that_stored_no_vector_points_a
     assert "vector search unavailable" not in found.stderr, found.stderr
 
 
+def test_another_model_is_refused_with_the_funes_embedder_value_of_the_memorys_own(
+    isolated_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run: Callable[..., Ran]
+) -> None:
+    """FUNES_EMBEDDER naming another model than the memory's: the refusal told to "use the
+    model it was built with (FUNES_EMBEDDER)" without the value that selects it. It names it
+    (or unsetting it), for recall and index, and for a memory stamped without a vector."""
+    write_session(isolated_env, conversation(PAIRS))
+    offline = os.environ["FUNES_EMBEDDER"]
+    assert run("index", "--yes").returncode == 0
+    monkeypatch.setenv("FUNES_EMBEDDER", "bge-small-en-v1.5")
+    for args in (("recall", "nightly export"), ("index", "--yes")):
+        refused = run(*args)
+        assert refused.returncode == 1, refused.stderr
+        assert "this memory was built with sentence-transformers/all-MiniLM-L6-v2" in refused.stderr
+        assert (
+            f"hint: use the model it was built with (FUNES_EMBEDDER={offline}, or "
+            "FUNES_EMBEDDER unset), or rebuild" in refused.stderr
+        )
+    monkeypatch.delenv("FUNES_EMBEDDER")
+    assert run("recall", "--all", "nightly export").returncode == 0  # unset: its own model
+
+    # stamped by an offline first index with bge (no vector), read with the offline model
+    monkeypatch.setenv("FUNES_HOME", str(tmp_path / "second"))
+    monkeypatch.setenv("FUNES_EMBEDDER", "bge-small-en-v1.5")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "empty-hf"))
+    assert run("index", "--yes").returncode == 1
+    monkeypatch.setenv("FUNES_EMBEDDER", offline)
+    refused = run("recall", "nightly export")
+    assert refused.returncode == 1
+    assert (
+        "(or use the model it was stamped with: FUNES_EMBEDDER=bge-small-en-v1.5, or "
+        "FUNES_EMBEDDER unset)" in refused.stderr
+    )
+
+
 def test_recall_through_a_model_cache_that_cannot_hold_the_graph_answers_from_bm25(
     isolated_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run: Callable[..., Ran]
 ) -> None:

@@ -35,7 +35,8 @@ PUBLIC: dict[str, set[str]] = {
     "inference": {
         "BGE_SMALL", "EMBEDDERS", "MINILM_L6_INT8_PKG", "MS_MARCO_MINILM_L6", "RERANKERS",
         "Embedder", "LazyEmbedder", "LoadCheck", "ModelFile", "ModelSpec", "Pooling", "QueryModel", "Reranker",
-        "available_locally", "check_load", "embedder_for_model_id", "embedder_spec", "load_embedder",
+        "available_locally", "check_load", "embedder_for_model_id", "embedder_name", "embedder_spec",
+        "load_embedder",
         "load_reranker", "reranker_spec", "use_model_path", "warm_up",
     },
     "ingest": {
