@@ -175,14 +175,30 @@ class Paths:
             try:
                 ensure_private_dir(d)
             except OSError as exc:
-                raise FoldersUnusable(
-                    f"cannot use {d} for funes' files: {exc.strerror or exc}",
-                    hint="FUNES_HOME names where funes keeps its files: point it at a folder "
-                    "you can write"
-                    if self.home is not None
-                    else "make that folder writable, or set FUNES_HOME to a folder you can write",
-                ) from exc
+                raise self._unusable(d, exc.strerror or str(exc)) from exc
         return self
+
+    def unusable(self) -> FoldersUnusable | None:
+        """The error `ensure` would raise, judged without creating anything (for readers such
+        as `funes status`): a folder, or the nearest existing one above it, that is no
+        directory, or a missing one this user cannot create. None when none is seen."""
+        for d in (self.data, self.spool, self.logs):
+            found = d
+            while not found.exists() and found.parent != found:
+                found = found.parent
+            if not found.is_dir():
+                return self._unusable(d, os.strerror(errno.ENOTDIR))
+            if found != d and not os.access(found, os.W_OK | os.X_OK):
+                return self._unusable(d, os.strerror(errno.EACCES))
+        return None
+
+    def _unusable(self, folder: Path, reason: str) -> FoldersUnusable:
+        return FoldersUnusable(
+            f"cannot use {folder} for funes' files: {reason}",
+            hint="FUNES_HOME names where funes keeps its files: point it at a folder you can write"
+            if self.home is not None
+            else "make that folder writable, or set FUNES_HOME to a folder you can write",
+        )
 
     @classmethod
     def resolve(cls, env: Mapping[str, str] | None = None) -> Paths:

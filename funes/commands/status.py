@@ -120,6 +120,15 @@ def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
     assert memory.path is not None
     found = probe(memory)
     held: frozenset[str] = frozenset()  # the chunks the secrets gate holds back (never pushed)
+    # funes' folders that index and add cannot create (FUNES_HOME a file): their error, first
+    unusable = rt.paths.unusable() if memory.kind is MemoryKind.LOCAL else None
+    if unusable is not None:
+        report.attention.append(unusable.message)
+        if unusable.hint:
+            report.next_steps.append(unusable.hint)
+        if found.state is MemoryState.MISSING:  # nothing else to check: the folder comes first
+            report.sources = _source_status(rt, None)
+            return report
     if found.state in (MemoryState.INCOMPATIBLE, MemoryState.UNREADABLE):
         problem = found.problem or f"memory {memory.label} cannot be read"
         report.attention.append(problem + (f" ({found.hint})" if found.hint else ""))

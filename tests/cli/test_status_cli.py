@@ -224,3 +224,24 @@ def test_status_names_a_corrupt_model_file_recall_falls_back_on_and_what_to_dele
         for line in attention
     ), attention
     assert steps[0] == hint
+
+
+def test_status_with_funes_home_a_file_says_what_index_says_not_the_model_cache(
+    isolated_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run: Callable[..., Ran]
+) -> None:
+    """FUNES_HOME naming a file: index and add stop on `cannot use <dir> for funes' files`
+    with a hint naming FUNES_HOME, while status blamed FUNES_MODEL_CACHE (the models live
+    under <data>/models). Status says what index says, its hint first, and creates nothing."""
+    monkeypatch.delenv("FUNES_MODEL_CACHE")  # the default cache: <data>/models
+    a_file = tmp_path / "afile"
+    a_file.write_text("not a folder")
+    for home in (a_file, a_file / "below"):
+        monkeypatch.setenv("FUNES_HOME", str(home))
+        refused = run("index")
+        assert refused.returncode == 1
+        message, hint = refused.stderr.splitlines()[-2:]
+        assert message.startswith("funes: cannot use ") and "FUNES_HOME" in hint
+        steps, attention = _next_and_attention(run)
+        assert attention == [message.removeprefix("funes: ")], attention
+        assert steps == [hint.removeprefix("  hint: ")], steps
+        assert a_file.read_text() == "not a folder"
