@@ -7,7 +7,7 @@ import sys
 import click
 from rich.console import Console
 
-from funes.cli.common import err_console, pass_runtime, report_changes
+from funes.cli.common import err_console, pass_runtime, report_changes, resumable
 from funes.commands import (
     IndexRequest,
     PushRequest,
@@ -188,7 +188,12 @@ def _index(
         return
     # The same first index at a terminal or not: budgeted (prose of every session first, then
     # its vectors, then tool calls and output), never hours; hook workers go on at later turns.
-    outcome = run_index(rt, target, IndexRequest(harness=harness))
+    # before anything is installed (run_add comes after): the same add redoes the rest
+    with resumable(
+        "nothing was installed yet: the same `funes add` again resumes its indexing where it "
+        "stopped"
+    ):
+        outcome = run_index(rt, target, IndexRequest(harness=harness))
     r = outcome.report
     console.print(
         f"indexed {counted(r.chunks_written, 'chunk')} from "

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import wraps
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -89,6 +90,19 @@ class BlockTypeType(click.ParamType):  # type: ignore[type-arg]
                 param,
                 ctx,
             )
+
+
+@contextmanager
+def resumable(again: str) -> Iterator[None]:
+    """Work that an interrupt (Ctrl-C, or SIGTERM: funes.cli.main) may stop and that running
+    the command again takes up where it stopped: the interrupt ends the command as usual
+    (exit 130 / 143) and its line says `again`: `funes: aborted; <again>`. Raises click.Abort
+    carrying `again`."""
+    try:
+        yield
+    except KeyboardInterrupt as exc:
+        click.echo(err=True)  # past the `^C` the terminal echoed, as click does
+        raise click.Abort(again) from exc
 
 
 def err_console() -> Console:

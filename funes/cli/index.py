@@ -9,7 +9,7 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from funes.cli.common import HarnessType, err_console, memory_option, pass_runtime
+from funes.cli.common import HarnessType, err_console, memory_option, pass_runtime, resumable
 from funes.commands import IndexOutcome, IndexRequest, run_index
 from funes.errors import UsageError
 from funes.ingest import Progress as IndexProgress
@@ -68,15 +68,21 @@ def index(
         lock_wait_s=wait_s,
     )
     ref = parse_memory(memory, rt)
-    with Progress(
-        TextColumn("[progress.description]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-        disable=not console.is_terminal,
-    ) as bar:
+    # each unit is recorded once its chunks are committed, and vectors stay owed until written
+    # (funes.ingest.indexing): the next run reads and embeds only what is left
+    again = "the same `funes index` again resumes where it stopped"
+    with (
+        resumable(again),
+        Progress(
+            TextColumn("[progress.description]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+            transient=True,
+            disable=not console.is_terminal,
+        ) as bar,
+    ):
         tasks: dict[int | str, object] = {}
 
         def on_progress(event: IndexProgress) -> None:

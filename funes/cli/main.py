@@ -94,8 +94,9 @@ def main(argv: list[str] | None = None) -> None:
         if exc.hint:
             click.echo(f"  hint: {exc.hint}", err=True)
         sys.exit(exc.exit_code)
-    except click.exceptions.Abort:
-        click.echo("funes: terminated" if _terminated else "funes: aborted", err=True)
+    except click.exceptions.Abort as exc:
+        again = f"; {exc}" if str(exc) else ""  # what resumes it (funes.cli.common.resumable)
+        click.echo(("funes: terminated" if _terminated else "funes: aborted") + again, err=True)
         _interrupted()
     except click.ClickException as exc:
         exc.show()

@@ -3,15 +3,21 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support.claude import write_claude_session
+from support.cli import Ran
 
 pytestmark = pytest.mark.models
 
@@ -214,3 +220,80 @@ def test_sigterm_stops_a_command_as_ctrl_c_does_with_143(funes_env: dict[str, st
     assert code == 143, err
     assert "funes: terminated" in err
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+
+
+@contextlib.contextmanager
+def _ctrl_c_at_the_second_file(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Ctrl-C as the index loop starts its second session file (the first one committed, its
+    vectors owed), raised where a SIGINT would land. This process's signal handlers are put
+    back after (funes.cli.main ignores a second Ctrl-C once interrupted)."""
+    from funes.ingest import indexing
+
+    real = indexing.index_unit
+    calls: list[object] = []
+
+    def interrupted(*args: Any, **kwargs: Any) -> tuple[int, bool]:
+        calls.append(args)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    with monkeypatch.context() as patched:
+        patched.setattr(indexing, "index_unit", interrupted)
+        try:
+            yield
+        finally:
+            for sig, handler in handlers.items():
+                signal.signal(sig, handler)
+    assert len(calls) == 2  # the interrupt came
+
+
+def _two_sessions(home: Path) -> None:
+    for n in range(2):
+        write_claude_session(home / ".claude", session_id=f"00000000-0000-4000-8000-{n:012d}")
+
+
+def test_an_interrupted_index_says_that_the_same_command_resumes_and_it_does(
+    isolated_env: Path, run: Callable[..., Ran], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`funes: aborted` alone left the user to wonder whether the work was lost. An index
+    keeps what it committed (a session file is recorded once its chunks are, their vectors
+    stay owed), so the line says the same command resumes: the next run reads only the file
+    left and embeds what is owed."""
+    _two_sessions(isolated_env)
+    with _ctrl_c_at_the_second_file(monkeypatch):
+        stopped = run("index", "--yes")
+    assert stopped.returncode == 130, stopped.stderr
+    assert stopped.stderr.endswith(
+        "funes: aborted; the same `funes index` again resumes where it stopped\n"
+    ), stopped.stderr
+    again = run("index", "--yes")
+    assert again.returncode == 0, again.stderr
+    assert "from 1 of 2 session files (1 unchanged" in again.stderr, again.stderr
+    assert json.loads(run("status", "--json").stdout)["without_vectors"] == 0
+
+
+def test_an_add_interrupted_while_indexing_says_nothing_was_installed_and_add_resumes(
+    isolated_env: Path, run: Callable[..., Ran], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`funes add` builds the first index before it installs anything: interrupted there, it
+    says so, and the same add resumes the index and installs."""
+    _two_sessions(isolated_env)
+    settings = isolated_env / ".claude" / "settings.json"
+    with _ctrl_c_at_the_second_file(monkeypatch):
+        stopped = run("add", "claude", "--yes")
+    assert stopped.returncode == 130, stopped.stderr
+    assert stopped.stderr.endswith(
+        "funes: aborted; nothing was installed yet: the same `funes add` again resumes its "
+        "indexing where it stopped\n"
+    ), stopped.stderr
+    assert not settings.exists()
+    again = run("add", "claude", "--yes")
+    assert again.returncode == 0, again.stderr
+    resumed = re.search(r"indexed (\d+) chunks from 2 sessions into local", again.stderr)
+    assert resumed, again.stderr
+    status = json.loads(run("status", "--json").stdout)
+    assert status["sessions"] == 2
+    assert 0 < int(resumed.group(1)) < status["chunks"]  # the first file's prose was kept
+    assert "funes" in settings.read_text()
