@@ -350,7 +350,12 @@ def note_keys_before(path: Path, backups: Path, keys: dict[str, Any]) -> None:
     if not keys:
         note.unlink(missing_ok=True)
         return
-    data = (json.dumps(keys, indent=2, sort_keys=True) + "\n").encode()
+    write_note(note, (json.dumps(keys, indent=2, sort_keys=True) + "\n").encode(), backups)
+
+
+def write_note(note: Path, data: bytes, backups: Path) -> None:
+    """Write `data` to the private (0600) file `note` in `backups` (made 0700 when missing),
+    atomically, unless it already holds exactly `data`."""
     try:
         if note.read_bytes() == data:
             return

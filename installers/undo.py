@@ -17,7 +17,7 @@ from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Any
 
-from ._common import _slug, atomic_write, backup_text, dump_json, make_dirs, pruned
+from ._common import _slug, backup_text, dump_json, pruned, write_note
 
 
 def _note(path: Path, backups: Path) -> Path:
@@ -48,13 +48,7 @@ def note_edit(path: Path, backups: Path, before: str | None, after: str | None) 
         note.unlink(missing_ok=True)
         return
     data = json.dumps({"before": before, "after": after}, ensure_ascii=False).encode("utf-8")
-    try:
-        if note.read_bytes() == data:
-            return
-    except FileNotFoundError:
-        pass
-    make_dirs(backups)
-    atomic_write(note, data, mode=0o600)
+    write_note(note, data, backups)
 
 
 def drop_note(path: Path, backups: Path) -> None:
