@@ -14,7 +14,7 @@ from funes.commands import IndexOutcome, IndexRequest, run_index
 from funes.errors import UsageError
 from funes.ingest import Progress as IndexProgress
 from funes.memory import MemoryKind, MemoryRef, Runtime, parse_memory
-from funes.plurals import counted
+from funes.plurals import counted, plural
 from funes.settings import INDEX
 from funes.traces import MAX_BLOCK_CHARS, Harness
 
@@ -186,6 +186,15 @@ def _summary(console: Console, outcome: IndexOutcome) -> None:
         console.print(
             f"  cut {counted(skipped.cut_blocks, 'block')} longer than {MAX_BLOCK_CHARS:,} "
             f"characters to the first {MAX_BLOCK_CHARS:,} (the cut is marked in the text)",
+            highlight=False,
+        )
+    if outcome.passed_over:
+        n = len(outcome.passed_over)
+        console.print(
+            f"  passed over {counted(n, '.jsonl file')} that "
+            f"{plural(n, 'holds', 'hold')} no transcript funes can read "
+            f"(empty, not JSON, or no agent's records): {outcome.passed_over[0]}"
+            + (f" and {n - 1} more" if n > 1 else ""),
             highlight=False,
         )
     if skipped.truncated_tail:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,7 +15,14 @@ from funes.inference import embedder_name
 from funes.memory import MemoryKind, MemoryRef, Runtime, open_for_write, remote_for
 from funes.redact import default_scanner
 from funes.settings import INDEX, SPOOL, IndexParams
-from funes.traces import Harness, ParquetSource, TraceSource, discover, sources_for_path
+from funes.traces import (
+    FilesSource,
+    Harness,
+    ParquetSource,
+    TraceSource,
+    discover,
+    sources_for_path,
+)
 
 if TYPE_CHECKING:  # loaded where used: a verb imports only what it runs
     from funes.ingest import (
@@ -52,6 +59,8 @@ class IndexOutcome:
     vectors_note: str | None
     drain: DrainReport | None = None  # the spool drained after the sweep (None: not attempted)
     reembed: ReembedReport | None = None  # stored chunks moved to the current embedding recipe
+    # files under an explicit path that no agent reads (funes.traces.FilesSource.passed_over)
+    passed_over: list[str] = field(default_factory=list)
 
 
 def sources_for(rt: Runtime, request: IndexRequest) -> list[TraceSource]:
@@ -152,6 +161,9 @@ def run_index(
             vectors=store.vectors_available,
             vectors_note=store.vectors_unavailable_reason,
             reembed=upgraded,
+            passed_over=[
+                str(p) for s in sources if isinstance(s, FilesSource) for p in s.passed_over
+            ],
         )
     finally:
         store.close()

@@ -15,7 +15,7 @@ from funes.traces.lazy import EXPORTS
 if TYPE_CHECKING:
     from funes.traces.agents import AGENTS, Agent, AgentHomes, installable
     from funes.traces.checkout import checkout_identities, repo_identity
-    from funes.traces.discover import discover, sources_for_path
+    from funes.traces.discover import FilesSource, discover, sources_for_path
     from funes.traces.hermes import names_session
     from funes.traces.labels import MAX_LABEL, short_id
     from funes.traces.model import (
@@ -47,6 +47,7 @@ __all__ = [
     "AgentHomes",
     "Block",
     "BlockType",
+    "FilesSource",
     "Harness",
     "ParquetSource",
     "ReadStats",

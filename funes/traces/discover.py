@@ -30,7 +30,10 @@ def discover(homes: AgentHomes, only: Harness | None = None) -> list[TraceSource
 
 
 class FilesSource:
-    """JSONL transcripts under an explicit path, each read by the agent its first record names."""
+    """JSONL transcripts under an explicit path, each read by the agent its first record names.
+
+    `passed_over`: the `*.jsonl` files the last `units()` found and no agent reads (empty,
+    not JSON, records of no agent funes knows), for the index summary to name."""
 
     def __init__(
         self, root: Path, harness: Harness | None = None, *, skip: frozenset[Harness] = frozenset()
@@ -39,6 +42,7 @@ class FilesSource:
         self.forced = harness
         self.harness = harness or Harness.CLAUDE_CODE
         self.skip = skip  # agents whose files under `root` are read from elsewhere
+        self.passed_over: list[Path] = []
 
     def _entry_for(self, path: Path) -> Agent | None:
         if self.forced is not None and path == self.root:
@@ -56,9 +60,11 @@ class FilesSource:
 
     def units(self) -> Iterable[Unit]:
         paths = [self.root] if self.root.is_file() else walk_files(self.root, "*.jsonl")
+        self.passed_over = []
         for path in paths:
             entry = self._entry_for(path)
             if entry is None or entry.read_file is None:
+                self.passed_over.append(path)
                 continue
             if self.forced is not None and entry.harness is not self.forced:
                 continue  # --harness over a directory: only that agent's files

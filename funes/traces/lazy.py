@@ -16,6 +16,7 @@ EXPORTS: dict[str, tuple[str, str]] = {
     "checkout_identities": ("checkout", "checkout_identities"),
     "repo_identity": ("checkout", "repo_identity"),
     "discover": ("discover", "discover"),
+    "FilesSource": ("discover", "FilesSource"),
     "sources_for_path": ("discover", "sources_for_path"),
     "names_session": ("hermes", "names_session"),
     "MAX_LABEL": ("labels", "MAX_LABEL"),

@@ -668,3 +668,20 @@ def test_a_read_only_funes_home_is_a_clear_error_for_writers(isolated_env: Path)
     first, hint = out.stderr.strip().splitlines()[-2:]
     assert first.startswith("funes: cannot ") and str(home) in first, first
     assert hint.strip().startswith("hint: "), hint
+
+
+def test_an_indexed_folder_names_the_jsonl_files_it_passed_over(
+    isolated_env: Path, run: Callable[..., Ran]
+) -> None:
+    """`funes index FOLDER` said `1 of 1 session file` beside an empty .jsonl and one of
+    random bytes, without a word of them."""
+    session = write_session(isolated_env, conversation(PAIRS))
+    folder = session.parent
+    assert "passed over" not in run("index", str(folder), "--yes").stderr
+    (folder / "empty.jsonl").write_bytes(b"")
+    (folder / "noise.jsonl").write_bytes(bytes(range(256)) * 8)
+    out = run("index", str(folder), "--yes")
+    assert out.returncode == 0, out.stderr
+    line = next(x for x in out.stderr.splitlines() if "passed over" in x)
+    assert "passed over 2 .jsonl files that hold no transcript funes can read" in line
+    assert str(folder / "empty.jsonl") in line and "and 1 more" in line

@@ -82,7 +82,8 @@ PUBLIC: dict[str, set[str]] = {
         "versions",
     },
     "traces": {
-        "AGENTS", "Agent", "AgentHomes", "Block", "BlockType", "Harness", "MAX_BLOCK_CHARS",
+        "AGENTS", "Agent", "AgentHomes", "Block", "BlockType", "FilesSource", "Harness",
+        "MAX_BLOCK_CHARS",
         "MAX_LABEL",
         "ParquetSource", "ReadStats", "Role", "ToolStatus", "TraceSource", "Turn", "Unit",
         "checkout_identities", "clean_text", "discover", "installable", "iso_utc", "names_session",
