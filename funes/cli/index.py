@@ -226,10 +226,15 @@ def _summary(console: Console, outcome: IndexOutcome) -> None:
             highlight=False,
         )
     if r.budget_exhausted:
+        left = (
+            f"{counted(r.units_pending, 'session file')} not fully indexed yet (prose comes "
+            "first, tool calls and output later)"
+            if r.units_pending
+            else f"every session file is read; {counted(r.vectors_owed, 'chunk')} "
+            f"still {plural(r.vectors_owed, 'owes', 'owe')} a vector"
+        )
         console.print(
-            f"  time budget reached: {counted(r.units_pending, 'session file')} not fully indexed yet "
-            "(prose "
-            "comes first, tool calls and output later); run `funes index --yes` to finish",
+            f"  time budget reached: {left}; run `funes index --yes` to finish",
             highlight=False,
         )
     _reembed_summary(console, outcome)

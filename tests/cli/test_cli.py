@@ -685,3 +685,25 @@ def test_an_indexed_folder_names_the_jsonl_files_it_passed_over(
     line = next(x for x in out.stderr.splitlines() if "passed over" in x)
     assert "passed over 2 .jsonl files that hold no transcript funes can read" in line
     assert str(folder / "empty.jsonl") in line and "and 1 more" in line
+
+
+def test_a_budget_spent_on_vectors_says_what_is_left_not_zero_session_files() -> None:
+    """The budget line said `0 session files not fully indexed yet` when every file was read
+    and only vectors were owed (a new-user trial: 4,528 of them)."""
+    from rich.console import Console
+
+    from funes.cli.index import _summary
+    from funes.commands.index import IndexOutcome
+    from funes.ingest import IndexReport
+
+    def said(report: IndexReport) -> str:
+        console = Console(record=True, width=300, color_system=None)
+        _summary(console, IndexOutcome(report, ["claude_code"], "local", "m", True, None))
+        return next(x for x in console.export_text().splitlines() if "budget" in x)
+
+    vectors = IndexReport(units_seen=3, vectors_owed=4528, budget_exhausted=True)
+    line = said(vectors)
+    assert "every session file is read; 4528 chunks still owe a vector" in line, line
+    assert "0 session files" not in line and "funes index --yes" in line
+    files = IndexReport(units_seen=3, units_pending=2, vectors_owed=9, budget_exhausted=True)
+    assert "2 session files not fully indexed yet" in said(files)
