@@ -58,6 +58,12 @@ def push(rt: Runtime, remote: str, create: bool, private: bool, yes: bool) -> No
     report = run_push(rt, target, request, confirm=_ask if interactive else None, on_wait=on_wait)
     if report.created:
         click.echo(f"created {report.remote} ({'private' if private else 'public'})", err=True)
+    elif _given(click.get_current_context(), "private"):
+        click.echo(
+            f"funes: note: --{'private' if private else 'public'} sets the visibility of a "
+            f"remote --create makes; {report.remote} was there already and keeps its own",
+            err=True,
+        )
     if report.held_back:
         rules = ", ".join(f"{rule}: {n}" for rule, n in sorted(report.rules.items()))
         click.echo(
@@ -102,3 +108,8 @@ def push(rt: Runtime, remote: str, create: bool, private: bool, yes: bool) -> No
             f"{plural(n, 'was', 'were')} not pushed (run `funes index`)",
             err=True,
         )
+
+
+def _given(ctx: click.Context, name: str) -> bool:
+    """Whether the option `name` was given on the command line (not its default)."""
+    return ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE

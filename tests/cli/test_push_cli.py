@@ -244,3 +244,22 @@ def test_a_missing_directory_remote_is_said_missing_with_no_word_of_a_token(
     for ran in (pushed, added, forgot):
         assert "token" not in ran.stderr
     assert not nowhere.exists()
+
+
+def test_public_on_a_remote_that_exists_already_is_said_to_change_nothing(
+    isolated_env: Path, run: Callable[..., Ran], tmp_path: Path
+) -> None:
+    """`--public` (or `--private`) sets the visibility of a remote `--create` makes; given
+    for one that exists it was ignored without a word (a new-user trial)."""
+    write_claude_session(isolated_env / ".claude", CLEAN)
+    assert run("index").returncode == 0
+    remote = tmp_path / "remote"
+    made = run("push", str(remote), "--create")
+    assert made.returncode == 0 and "note:" not in made.stderr, made.stderr
+    write_claude_session(isolated_env / ".claude", [("user", "and the heron feed?")])
+    assert run("index").returncode == 0
+    again = run("push", str(remote), "--public")
+    assert again.returncode == 0, again.stderr
+    assert "--public sets the visibility of a remote --create makes" in again.stderr
+    assert f"{remote.as_uri()} was there already and keeps its own" in again.stderr
+    assert "note:" not in run("push", str(remote)).stderr
