@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
@@ -10,6 +11,9 @@ from funes.cli.common import pass_runtime
 from funes.commands import PushRequest, run_push
 from funes.memory import Runtime, parse_memory
 from funes.plurals import counted, plural
+
+if TYPE_CHECKING:
+    from funes.remote import PushReport
 
 
 def _ask(question: str) -> bool:
@@ -98,7 +102,7 @@ def push(rt: Runtime, remote: str, create: bool, private: bool, yes: bool) -> No
         click.echo(
             f"pushed {counted(report.pushed, 'chunk')} to {report.remote} "
             f"(commit {(report.commit or '')[:12]}; "
-            f"{counted(report.remote_chunks, 'chunk')} there now)"
+            f"{counted(report.remote_chunks, 'chunk')} there now)" + _rewritten_part(report)
         )
     for note in report.notes:
         click.echo(f"funes: warning: {note}", err=True)
@@ -113,3 +117,17 @@ def push(rt: Runtime, remote: str, create: bool, private: bool, yes: bool) -> No
 def _given(ctx: click.Context, name: str) -> bool:
     """Whether the option `name` was given on the command line (not its default)."""
     return ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE
+
+
+def _rewritten_part(report: PushReport) -> str:
+    """`; <n> of them replace chunks rewritten here since pushed; <n> deleted there` (the
+    rows of the remote this memory rewrote or deleted since: PushReport.replaced/removed)."""
+    part = ""
+    if report.replaced:
+        part += f"; {report.replaced:,} of them replace chunks rewritten here since pushed"
+    if report.removed:
+        part += (
+            f"; {counted(report.removed, 'chunk')} rewritten or deleted here since pushed "
+            "deleted there"
+        )
+    return part

@@ -55,6 +55,9 @@ class PushStatus:
     left_out_chunks: int = 0
     left_out_sessions: int = 0
     held_back_chunks: int = 0  # local chunks not pushed yet that the secrets gate holds back
+    # blocks pushed there and rewritten or deleted here since: the next push replaces them
+    # there (None: unknown, the next push compares every chunk)
+    rewritten_blocks: int | None = 0
 
 
 @dataclass(slots=True)
@@ -162,6 +165,7 @@ def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
             held = _secrets_status(store, report)
             if memory.kind is MemoryKind.LOCAL:
                 report.pushes = _push_status(rt, None, held)
+                _rewritten_status(report)
             _forgotten_status(store, report)
         except FunesError as exc:  # damaged pages past the header: say so (and what to do)
             report.attention.append(exc.message + (f" ({exc.hint})" if exc.hint else ""))
@@ -452,6 +456,7 @@ def _remote_status(rt: Runtime, memory: MemoryRef, report: StatusReport) -> Stat
         if exc.hint:
             report.next_steps.append(exc.hint)
         report.pushes = _push_status(rt, memory, held)
+        _rewritten_status(report)
         return report
     try:
         report.memory = opened.label
@@ -463,6 +468,7 @@ def _remote_status(rt: Runtime, memory: MemoryRef, report: StatusReport) -> Stat
     finally:
         opened.close()
     report.pushes = _push_status(rt, memory, held)
+    _rewritten_status(report)
     report.next_steps.append(f'funes recall "<what you want to remember>" --memory {memory.label}')
     return report
 
@@ -486,6 +492,20 @@ def _local_held_back(rt: Runtime, remote: MemoryRef) -> frozenset[str]:
         return frozenset()
     finally:
         store.close()
+
+
+def _rewritten_status(report: StatusReport) -> None:
+    """Remotes holding the old text of blocks rewritten (scrub, a re-read transcript) or
+    deleted here since this host pushed them: what the next push replaces there."""
+    for push in report.pushes:
+        if not push.rewritten_blocks:
+            continue
+        n = push.rewritten_blocks
+        report.attention.append(
+            f"{push.remote} holds the old text of {counted(n, 'block')} rewritten or deleted "
+            f"here since {plural(n, 'it was', 'they were')} pushed"
+        )
+        report.next_steps.append(f"funes push {push.remote}  (replaces or deletes them there)")
 
 
 def _push_status(
@@ -522,6 +542,7 @@ def _push_status(
                 found.left_out_chunks,
                 found.left_out_sessions,
                 found.held_back_chunks,
+                found.rewritten_blocks,
             )
         )
     return out

@@ -364,8 +364,53 @@ def ids_of_sessions(
     return found
 
 
+def iter_texts(
+    dataset: Path,
+    *,
+    version: int | None = None,
+    session_ids: list[str] | None = None,
+    batch_rows: int = 8192,
+    batch_sessions: int = 200,
+) -> Iterator[list[tuple[str, str, str]]]:
+    """(id, session_id, text) of the dataset's rows (only those of `session_ids` when given),
+    a batch at a time: what a push compares with the memory's text of the same ids."""
+    ds = open_dataset(dataset, version=version)
+    columns = ["id", "session_id", "text"]
+    if session_ids is None:
+        filters: list[str | None] = [None]
+    else:
+        filters = [
+            _in_list("session_id", session_ids[i : i + batch_sessions])
+            for i in range(0, len(session_ids), batch_sessions)
+        ]
+    for where in filters:
+        for batch in ds.to_batches(columns=columns, filter=where, batch_size=batch_rows):
+            ids, sessions, texts = (batch.column(n).to_pylist() for n in columns)
+            yield list(zip(ids, sessions, texts, strict=True))
+
+
 def delete_sessions(dataset: Path, session_ids: list[str], *, batch: int = 200) -> int:
-    """Delete every row of `session_ids` so that no file of the dataset holds them any more.
+    """Delete every row of `session_ids` so that no file of the dataset holds them any more
+    (see `delete_where`). Returns rows deleted."""
+    return delete_where(
+        dataset,
+        [
+            _in_list("session_id", session_ids[i : i + batch])
+            for i in range(0, len(session_ids), batch)
+        ],
+    )
+
+
+def delete_ids(dataset: Path, ids: list[str], *, batch: int = 500) -> int:
+    """Delete the rows of chunk `ids` so that no file of the dataset holds them any more
+    (see `delete_where`). Returns rows deleted."""
+    return delete_where(
+        dataset, [_in_list("id", ids[i : i + batch]) for i in range(0, len(ids), batch)]
+    )
+
+
+def delete_where(dataset: Path, filters: list[str]) -> int:
+    """Delete the rows matching any of `filters` so that no file of the dataset holds them.
 
     Deletes (a new version), compacts with deletions materialized (the fragments that held
     them are rewritten without them; indexes are remapped), then removes every older version
@@ -378,8 +423,8 @@ def delete_sessions(dataset: Path, session_ids: list[str], *, batch: int = 200) 
 
     ds = lance.dataset(str(dataset))
     before = ds.count_rows()
-    for start in range(0, len(session_ids), batch):
-        ds.delete(_in_list("session_id", session_ids[start : start + batch]))
+    for where in filters:
+        ds.delete(where)
     ds = lance.dataset(str(dataset))
     deleted = int(before - ds.count_rows())
     if deleted:

@@ -1,18 +1,31 @@
 """`push`: publish the memory's new chunks to a remote, one commit per push, never losing data.
 
     classify the remote (missing → refuse unless asked to create; offline/unauthorized → refuse)
+    the memory's `chunk_log` mark; the sessions logged since the last receipt's mark (all
+        sessions when the receipt has none, is of another memory file, or the log was trimmed)
     loop (≤ MAX_ATTEMPTS):
         head → snapshot → the remote's ids into the outbox (a remote to create: none)
+        the remote's text digests of those sessions → stale rows: another text than the
+            memory's under the same id, or a chunk the memory deleted since
         wrong-memory guard (until confirmed)
         first time only: the secrets gate over every pending block
         nothing cleared → PushRefused when the gate held back a block the last push did not,
                           or the remote is still to be created (this push had something new
                           to send, and all of it was refused: nothing is created)
         a remote to create → create it now, and redo on its head
-        nothing cleared left → up to date (blocks held back before stay local, reported)
-        publish(snapshot, append cleared rows + indexes + manifest + card)
+        nothing cleared left and nothing stale → up to date (blocks held back before stay
+                          local, reported)
+        publish(snapshot, delete the stale rows (compacted, older versions removed), append
+                cleared rows — new chunks and the new text of stale ones — + indexes +
+                manifest + card)
             HeadMoved → another writer landed first: redo on the new head
-    write the receipt (the remote's ids + what this push published + what the gate held back)
+    write the receipt (the remote's ids + what this push published + what the gate held back
+        + the mark)
+
+A stale row whose new text the gate holds back (or that has no vector yet, or belongs to a
+session a project memory no longer includes) is deleted and not replaced: the remote never
+keeps text this memory no longer holds. A push killed after the deletion and before the
+append is completed by the next, which finds those chunks missing and sends them.
 
 The gate runs two independent detector sets (funes.redact.gate): `scanner` (the gate's
 own, `gate_scanner()`) over every pending block and `rescan` (the index-time set,
@@ -46,7 +59,7 @@ from funes.remote.arenas import cap_malloc_arenas
 from funes.remote.base import Remote, RemoteState, Snapshot
 from funes.remote.card import PushFacts, write_sidecars
 from funes.staging import staging_folder
-from funes.store import Outbox
+from funes.store import Outbox, receipt_meta
 
 MAX_ATTEMPTS = 10
 
@@ -78,6 +91,11 @@ class PushReport:
     redactable: int = 0
     rules: dict[str, int] = field(default_factory=dict)
     unembedded: int = 0  # chunks without a vector (not sendable yet)
+    # rows of the remote this memory rewrote (or deleted) since they were pushed: replaced by
+    # their new text (counted in `pushed` too), and deleted without a replacement (deleted
+    # here, new text held back by the gate, no vector yet, or session no longer included)
+    replaced: int = 0
+    removed: int = 0
     created: bool = False
     up_to_date: bool = False
     attempts: int = 0
@@ -105,6 +123,16 @@ class PushReport:
         """What publishes the chunks held back, as every message about them words it:
         `<fix>, then push again` (None: none were held back)."""
         return f"{self.fix}, then push again" if self.fix else None
+
+
+def _message(added: int, replaced: int, removed: int) -> str:
+    """The commit message: `funes push: +N chunks[, N replaced][, -N removed]`."""
+    parts = [f"+{counted(added, 'chunk')}"]
+    if replaced:
+        parts.append(f"{replaced} replaced")
+    if removed:
+        parts.append(f"-{removed} removed")
+    return "funes push: " + ", ".join(parts)
 
 
 def _now() -> str:
@@ -186,6 +214,28 @@ def _load_remote_ids(box: Outbox, snap: Snapshot, label: str, report: PushReport
         box.add_remote(ids)
 
 
+def _load_stale(box: Outbox, snap: Snapshot, sessions: list[str] | None) -> int:
+    """Compare the remote's rows of `sessions` (None: all) with the memory; returns how many
+    are stale (Outbox.find_stale)."""
+    box.reset_stale()
+    if not snap.has_dataset or sessions == []:
+        return 0
+    for rows in lance_export.iter_texts(snap.dataset, version=snap.version, session_ids=sessions):
+        box.add_remote_texts(rows)
+    return box.find_stale()
+
+
+def _since_last_push(box: Outbox, receipt: Path) -> list[str] | None:
+    """The sessions to compare with the remote: those `chunk_log` names after the last
+    receipt's mark; None (all) when it has no mark, is of another memory file, or the log no
+    longer reaches back to it."""
+    previous = receipt_meta(receipt)
+    mark = previous.get("log_mark", "")
+    if not mark.isdigit() or previous.get("memory_id") != box.memory_id:
+        return None
+    return box.changed_sessions(int(mark))
+
+
 def _run_gate(box: Outbox, scanner: Scanner, rescan: Scanner, report: PushReport) -> None:
     for batch in box.pending():
         try:
@@ -246,6 +296,9 @@ def push(
         if options.sessions is not None:
             box.only_sessions(sorted(options.sessions))
         box.held_before(receipt_path(receipts, remote))
+        # before anything is compared: a block rewritten from now on is logged after it
+        log_mark = box.log_mark()
+        since = _since_last_push(box, receipt_path(receipts, remote))
         if box.model_id is None or not box.vectors:
             raise RemoteError(
                 "this memory has no vectors to share",
@@ -257,13 +310,20 @@ def push(
             # a remote still to be created holds nothing (version 0: no dataset)
             snap = Snapshot("", scratch, version=0) if to_create else remote.snapshot(remote.head())
             _load_remote_ids(box, snap, remote.label, report)
-            meta = {"remote": remote.label, "commit": snap.commit, "checked_at": _now()}
+            stale = _load_stale(box, snap, since)
+            meta = {
+                "remote": remote.label,
+                "commit": snap.commit,
+                "checked_at": _now(),
+                "log_mark": str(log_mark),
+                "memory_id": box.memory_id or "",
+            }
             confirmed = confirmed or _confirm_target(box, snap, remote, options)
             if not gated:
                 counts = box.counts()
                 report.unembedded = counts.unembedded
                 report.left_out, report.left_out_sessions = box.left_out()
-                if counts.pending == 0 and not to_create:
+                if counts.pending == 0 and not stale and not to_create:
                     box.write_receipt(receipt_path(receipts, remote), published=False, meta=meta)
                     report.up_to_date, report.commit = True, snap.commit
                     return report
@@ -272,6 +332,7 @@ def push(
                 if (
                     report.held_back
                     and box.cleared_total() == 0
+                    and not stale
                     and (box.newly_held() or to_create)
                 ):
                     if not to_create:  # recorded: the next push knows these blocks, up to date
@@ -291,16 +352,26 @@ def push(
                 report.created, to_create = True, False
                 continue  # redo on the new remote's head
             to_send = box.cleared_pending()
-            if to_send == 0:  # another writer published them, or only old held-back blocks are left
+            if to_send == 0 and not stale:  # another writer published them, or only old
+                # held-back blocks are left
                 box.write_receipt(receipt_path(receipts, remote), published=False, meta=meta)
                 report.up_to_date, report.commit = True, snap.commit
                 return report
             built: dict[str, object] = {}
+            stale_ids = box.stale_ids()
+            replaced = box.stale_replaced()
 
-            def build(root: Path, snap: Snapshot = snap, built: dict[str, object] = built) -> None:
+            def build(
+                root: Path,
+                snap: Snapshot = snap,
+                built: dict[str, object] = built,
+                stale_ids: list[str] = stale_ids,
+            ) -> None:
                 table = root / lance_export.TABLE
                 assert box.model_id is not None
                 actions: list[str] = []
+                if stale_ids:  # before the append: their replacements reuse their ids
+                    built["deleted"] = lance_export.delete_ids(table, stale_ids)
                 built["rows"] = lance_export.write(
                     table,
                     box.to_publish(),
@@ -329,7 +400,7 @@ def push(
                 commit = remote.publish(
                     snap,
                     build,
-                    message=f"funes push: +{counted(to_send, 'chunk')}",
+                    message=_message(to_send - replaced, replaced, len(stale_ids) - replaced),
                     scratch=scratch,
                 )
             except HeadMoved:
@@ -337,6 +408,7 @@ def push(
             meta["commit"] = commit
             box.write_receipt(receipt_path(receipts, remote), published=True, meta=meta)
             report.commit = commit
+            report.replaced, report.removed = replaced, len(stale_ids) - replaced
             report.pushed = int(built.get("rows", 0))  # type: ignore[call-overload]
             report.remote_chunks = int(built.get("total", 0))  # type: ignore[call-overload]
             report.index_actions = list(built.get("actions", []))  # type: ignore[call-overload]

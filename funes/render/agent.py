@@ -311,6 +311,11 @@ def status(report: StatusReport) -> str:
                 f"{counted(push.left_out_sessions, 'session')} not "
                 "included: never pushed)"
             )
+        if push.rewritten_blocks:
+            line += (
+                f"; {counted(push.rewritten_blocks, 'block')} rewritten here since pushed "
+                "(the next push replaces them there)"
+            )
         lines.append(line + _held_back_part(push.held_back_chunks))
     for item in report.attention:
         lines.append(f"attention: {item}")

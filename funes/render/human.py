@@ -157,6 +157,11 @@ def status(report: StatusReport) -> Group:
                 f" · {push.held_back_chunks:,} held back for secrets"
                 if push.held_back_chunks
                 else ""
+            )
+            + (
+                f" · {push.rewritten_blocks:,} rewritten since pushed"
+                if push.rewritten_blocks
+                else ""
             ),
         )
     parts: list[RenderableType] = [table]

@@ -236,6 +236,7 @@ def status(report: StatusReport) -> str:
                     "left_out_chunks": p.left_out_chunks,
                     "left_out_sessions": p.left_out_sessions,
                     "held_back_chunks": p.held_back_chunks,
+                    "rewritten_blocks": p.rewritten_blocks,
                 }
                 for p in report.pushes
             ],

@@ -8,11 +8,22 @@ and never builds a parameter list longer than one batch.
 A push receipt is a small SQLite file (`ids(id)` + `meta(key, value)` + `held(id)`): the chunk
 ids this host has seen on one remote (the remote's ids at its last push, plus what that push
 published), and the ids the secrets gate held back in that push (so the next one can tell a
-block it already held back from a new one; a receipt without `held` holds none).
+block it already held back from a new one; a receipt without `held` holds none). Its meta
+names the remote and commit, and `memory_id` and `log_mark` (the memory's last `chunk_log`
+entry when that push read it: the blocks logged after it are the ones rewritten or deleted
+since, which the next push compares with the remote's copy).
+
+A chunk keeps its id when it is rewritten in place (ids are positions), so the remote's ids
+alone cannot tell that its copy is stale: the push loads the remote's (id, session, text digest)
+of the sessions it must compare (`add_remote_texts`) and `find_stale` marks the rows whose
+text differs from the memory's, or whose chunk the memory deleted from a session it still
+holds. Stale rows are deleted by the push's commit; those whose new text the gate clears are
+sent again with it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -74,11 +85,17 @@ class Outbox:
                create table if not exists cleared (id text primary key) without rowid;
                create table if not exists allowed (session_id text primary key) without rowid;
                create table if not exists held (id text primary key) without rowid;
-               create table if not exists held_before (id text primary key) without rowid;"""
+               create table if not exists held_before (id text primary key) without rowid;
+               create table if not exists remote_text
+                   (id text primary key, session_id text not null, digest text not null)
+                   without rowid;
+               create table if not exists stale (id text primary key) without rowid;"""
         )
+        self._raw.create_function("funes_digest", 1, text_digest, deterministic=True)
         self._only = "1"  # SQL over `c` (a chunks row): the chunks this push may send
         meta = dict(self._raw.execute("select key, value from mem.meta").fetchall())
         self.model_id: str | None = meta.get("embedding_model")
+        self.memory_id: str | None = meta.get("memory_id")
         self.embedding_input: str = meta.get("embedding_input", LEGACY_EMBED_INPUT)
         self.dim = int(meta.get("embedding_dim") or 0)
         self.element = meta.get("vector_element") or "float"
@@ -122,6 +139,79 @@ class Outbox:
         )
         self._raw.commit()
 
+    # -- what the remote holds that this memory rewrote or deleted since --------------------
+
+    def log_mark(self) -> int:
+        """The memory's last `chunk_log` entry (0: none ever). Read it before comparing: a
+        block rewritten afterwards is logged after it, and compared by the next push."""
+        row = self._raw.execute(
+            "select seq from mem.sqlite_sequence where name = 'chunk_log'"
+        ).fetchone()
+        return int(row[0]) if row is not None else 0
+
+    def changed_sessions(self, after_mark: int) -> list[str] | None:
+        """The sessions with a block rewritten in place or deleted after `chunk_log` entry
+        `after_mark`; None when the log no longer reaches back that far (writers keep its
+        last 50,000 entries): then every session is to be compared."""
+        last = self.log_mark()
+        if after_mark > last:
+            return None  # a mark from another memory file
+        oldest = self._raw.execute("select min(seq) from mem.chunk_log").fetchone()[0]
+        first = int(oldest) if oldest is not None else last + 1
+        if after_mark < first - 1:
+            return None
+        rows = self._raw.execute(
+            """select distinct s.session_id from mem.chunk_log l
+               join mem.sessions s on s.id = l.session where l.seq > ?""",
+            (after_mark,),
+        )
+        return sorted(str(r[0]) for r in rows)
+
+    def reset_stale(self) -> None:
+        self._raw.execute("delete from remote_text")
+        self._raw.execute("delete from stale")
+        self._raw.commit()
+
+    def add_remote_texts(self, rows: Sequence[tuple[str, str, str]]) -> None:
+        """Record a batch of the remote's (id, session_id, text) rows, as text digests."""
+        self._raw.executemany(
+            "insert or replace into remote_text (id, session_id, digest) values (?, ?, ?)",
+            [(i, s, text_digest(t)) for i, s, t in rows],
+        )
+        self._raw.commit()
+
+    def find_stale(self) -> int:
+        """Mark the remote rows recorded by `add_remote_texts` that this memory no longer
+        holds as they are: another text under the same id, or a chunk deleted from a session
+        the memory still holds (a forgotten session's rows are `forget --remote`'s). Returns
+        how many are stale."""
+        self._raw.execute(
+            """insert or ignore into stale (id)
+               select r.id from remote_text r join mem.chunks c on c.id = r.id
+               where funes_digest(c.text) is not r.digest
+               union all
+               select r.id from remote_text r
+               where not exists (select 1 from mem.chunks c where c.id = r.id)
+                 and exists (select 1 from mem.sessions s where s.session_id = r.session_id)"""
+        )
+        self._raw.commit()
+        return self.stale_count()
+
+    def stale_count(self) -> int:
+        return int(self._raw.execute("select count(*) from stale").fetchone()[0])
+
+    def stale_ids(self) -> list[str]:
+        return [str(r[0]) for r in self._raw.execute("select id from stale order by id")]
+
+    def stale_replaced(self) -> int:
+        """Stale rows whose new text the gate cleared (the commit sends them again)."""
+        return int(
+            self._raw.execute(
+                """select count(*) from stale s join cleared k on k.id = s.id
+                   join mem.chunks c on c.id = s.id"""
+            ).fetchone()[0]
+        )
+
     def _has_vector(self) -> str:
         if not self.vectors:
             return "0"
@@ -155,7 +245,7 @@ class Outbox:
     # -- what to send ----------------------------------------------------------------------
 
     def pending(self, *, batch_rows: int = 1000) -> Iterator[list[StoredChunk]]:
-        """Pending chunks (with a vector, not on the remote) in session order.
+        """Pending chunks (with a vector, not on the remote or stale there) in session order.
 
         Batches hold about `batch_rows` rows and never split a block (a block's chunks arrive
         together, so the secrets gate judges blocks whole).
@@ -163,7 +253,8 @@ class Outbox:
         cur = self._raw.execute(
             f"""select {_COLS} from mem.chunk_rows c
                 where {self._has_vector()} and {self._only}
-                  and not exists (select 1 from remote_ids r where r.id = c.id)
+                  and (not exists (select 1 from remote_ids r where r.id = c.id)
+                       or exists (select 1 from stale s where s.id = c.id))
                 order by {_POSITION}"""
         )
         batch: list[StoredChunk] = []
@@ -183,10 +274,13 @@ class Outbox:
         self._raw.commit()
 
     def cleared_pending(self) -> int:
-        """Cleared chunks the remote does not have yet (what the next commit would add)."""
+        """Cleared chunks the remote does not have yet, or has stale (what the next commit
+        would add)."""
         return int(
             self._raw.execute(
-                "select count(*) from cleared k where not exists (select 1 from remote_ids r where r.id = k.id)"
+                """select count(*) from cleared k
+                   where not exists (select 1 from remote_ids r where r.id = k.id)
+                      or exists (select 1 from stale s where s.id = k.id)"""
             ).fetchone()[0]
         )
 
@@ -228,7 +322,8 @@ class Outbox:
     def to_publish(
         self, *, batch_rows: int = 2048
     ) -> Iterator[tuple[list[StoredChunk], NDArray[np.float32]]]:
-        """Cleared chunks not on the remote, with their vectors (float32, shape (n, dim)), by rowid."""
+        """Cleared chunks not on the remote (or stale there), with their vectors (float32, shape
+        (n, dim)), by rowid."""
         import numpy as np
 
         cur = self._raw.execute(
@@ -236,6 +331,7 @@ class Outbox:
                 join mem.chunk_rows c on c.id = k.id
                 join mem.chunks_vec v on v.rowid = c.rowid
                 where not exists (select 1 from remote_ids r where r.id = k.id)
+                   or exists (select 1 from stale s where s.id = k.id)
                 order by c.rowid"""
         )
         while rows := cur.fetchmany(batch_rows):
@@ -250,7 +346,8 @@ class Outbox:
 
     def write_receipt(self, dest: Path, *, published: bool, meta: Mapping[str, str]) -> None:
         """Atomically (re)write the receipt at `dest`: the remote's ids, plus the cleared ids
-        when `published` (the commit that carried them landed), and the ids held back."""
+        when `published` (the commit that carried them landed, and deleted the stale rows it
+        did not send again), and the ids held back."""
         tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
         tmp.unlink(missing_ok=True)
         create_private(tmp)
@@ -264,6 +361,10 @@ class Outbox:
                    insert or ignore into rcpt.held select id from held;"""
             )
             if published:
+                self._raw.execute(
+                    """delete from rcpt.ids where id in (select id from stale)
+                       and id not in (select id from cleared)"""
+                )
                 self._raw.execute("insert or ignore into rcpt.ids select id from cleared")
             self._raw.executemany(
                 "insert into rcpt.meta (key, value) values (?, ?)", sorted(meta.items())
@@ -272,6 +373,25 @@ class Outbox:
         finally:
             self._raw.execute("detach database rcpt")
         os.replace(tmp, dest)
+
+
+def text_digest(text: str) -> str:
+    """What a push compares a chunk's text by: sha1 of its UTF-8, hex."""
+    return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def receipt_meta(receipt: Path) -> dict[str, str]:
+    """A receipt's meta (empty when there is none, or it cannot be read)."""
+    if not receipt.exists():
+        return {}
+    try:
+        conn = connect_receipt(receipt, "ro")
+        try:
+            return {str(k): str(v) for k, v in conn.execute("select key, value from meta")}
+        finally:
+            conn.close()
+    except sqlite_module().Error:  # damaged: the next push rewrites it
+        return {}
 
 
 def _same_block(a: StoredChunk, b: StoredChunk) -> bool:
@@ -291,6 +411,10 @@ class ReceiptStatus:
     left_out_chunks: int = 0  # chunks not in it of sessions a push to it never sends
     left_out_sessions: int = 0  # (a project memory: the sessions its review did not include)
     held_back_chunks: int = 0  # chunks not in it, of the sessions it may send, held back
+    # blocks of sessions it published rewritten in place or deleted here since (the next push
+    # replaces or deletes them there); None when the receipt cannot tell (no mark, another
+    # memory file, the log trimmed): the next push compares every chunk
+    rewritten_blocks: int | None = 0
 
 
 def receipt_status(
@@ -337,6 +461,7 @@ def receipt_status(
                 from chunks c
                 where not exists (select 1 from rcpt.ids r where r.id = c.id)"""
         ).fetchone()
+        rewritten = _rewritten_since(raw, meta)
     finally:
         conn.close()
     return ReceiptStatus(
@@ -347,7 +472,31 @@ def receipt_status(
         int(left),
         int(left_sessions),
         int(held_back),
+        rewritten,
     )
+
+
+def _rewritten_since(raw: Any, meta: Mapping[str, str]) -> int | None:
+    """The blocks `chunk_log` names after the receipt's mark, of sessions with a chunk in the
+    receipt (attached as `rcpt`); None when the log cannot tell (ReceiptStatus)."""
+    mark = meta.get("log_mark", "")
+    row = raw.execute("select value from meta where key = 'memory_id'").fetchone()
+    if not mark.isdigit() or row is None or meta.get("memory_id") != row[0]:
+        return None
+    last = raw.execute("select seq from sqlite_sequence where name = 'chunk_log'").fetchone()
+    last_seq = int(last[0]) if last is not None else 0
+    oldest = raw.execute("select min(seq) from chunk_log").fetchone()[0]
+    first = int(oldest) if oldest is not None else last_seq + 1
+    if int(mark) > last_seq or int(mark) < first - 1:
+        return None
+    found = raw.execute(
+        """select count(*) from (select distinct l.session, l.turn_seq, l.turn_id, l.block_idx
+               from chunk_log l where l.seq > ?
+               and exists (select 1 from chunks c join rcpt.ids r on r.id = c.id
+                           where c.session = l.session))""",
+        (int(mark),),
+    ).fetchone()[0]
+    return int(found)
 
 
 def seal(path: Path) -> None:

@@ -18,6 +18,7 @@ EXPORTS: dict[str, tuple[str, str]] = {
     "ReceiptStatus": ("export", "ReceiptStatus"),
     "receipt_forget": ("export", "receipt_forget"),
     "receipt_holds": ("export", "receipt_holds"),
+    "receipt_meta": ("export", "receipt_meta"),
     "receipt_remote": ("export", "receipt_remote"),
     "receipt_status": ("export", "receipt_status"),
     "seal": ("export", "seal"),

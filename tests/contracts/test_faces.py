@@ -77,7 +77,7 @@ PUBLIC: dict[str, set[str]] = {
         "BlockRows", "CHUNK_COLUMNS", "DEFAULT_VECTOR_ELEMENT", "Filters", "ForgetRule", "Held",
         "NO_FILTERS", "Outbox", "OutboxCounts", "ProjectScope", "ReceiptStatus", "ReviewSummary", "SessionSummary",
         "Store", "StoreState", "StoreStats", "StoredChunk", "UnitRecord", "fts_query",
-        "opening_prompts", "project_matches", "query_terms", "receipt_forget", "receipt_holds",
+        "opening_prompts", "project_matches", "query_terms", "receipt_forget", "receipt_holds", "receipt_meta",
         "receipt_remote", "receipt_status", "seal", "session_summaries", "term_presence",
         "versions",
     },

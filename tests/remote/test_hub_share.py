@@ -400,3 +400,59 @@ def test_forget_remote_is_one_commit_and_the_new_revision_holds_none_of_the_rows
     recalled = funes(a, "recall", "avocet pin", "--memory", "alice/memory", "-k", "10")
     assert recalled.returncode == 0 and "qzvxkwj" not in recalled.stdout
     assert "still holds" not in funes(a, "status", "--format", "agent").stdout
+
+
+def test_a_push_replaces_on_the_hub_the_chunks_scrub_rewrote_since_they_were_pushed(
+    tmp_path: Path, hub: HubFake
+) -> None:
+    """A rules upgrade redacts, in place, chunks this host already pushed: the next push
+    replaces their text in the current revision (the repository's history keeps its earlier
+    commits, as for `forget --remote`)."""
+    import lance
+
+    leak = "marmalade-orchard"
+    a = machine(tmp_path, "a", hub)
+    indexed(
+        a,
+        [
+            ("user", f"where do the gannet assets live? {leak}?"),
+            ("assistant", f"Gannet assets live in the {leak} bucket."),
+        ],
+    )
+    assert funes(a, "push", "alice/memory", "--create", "--yes").returncode == 0
+    script = (
+        "import re\n"
+        "from funes.memory import Runtime, parse_memory, open_for_write\n"
+        "from funes.ingest import scrub\n"
+        "from funes.redact import Finding, default_scanner\n"
+        "class Newer:\n"
+        "    def __init__(self):\n"
+        "        self.base = default_scanner(); self.version = self.base.version + 1\n"
+        "    def scan(self, text):\n"
+        f"        extra = [Finding('bucket', m.start(), m.end()) for m in re.finditer({leak!r}, text)]\n"
+        "        return [*self.base.scan(text), *extra]\n"
+        "rt = Runtime.resolve()\n"
+        "store = open_for_write(rt, parse_memory(None, rt))\n"
+        "with store.writing():\n"
+        "    e = rt.embedder(rt.embedder_spec_for(store.model_id))\n"
+        "    assert scrub(store, Newer(), e, only_outdated=False).chunks_rewritten == 2\n"
+        "store.close()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=a, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    status = funes(a, "status", "--format", "agent").stdout
+    assert "2 blocks rewritten here since pushed" in status
+    commits = len(hub.state.history("dataset", "alice/memory"))
+    pushed = funes(a, "push", "alice/memory")
+    assert pushed.returncode == 0, pushed.stderr
+    assert "2 of them replace chunks rewritten here since pushed" in pushed.stdout
+    assert len(hub.state.history("dataset", "alice/memory")) == commits + 1  # one commit
+    tree = hub.checkout("alice/memory", tmp_path / "checkout")
+    texts = lance.dataset(str(tree / "chunks.lance")).to_table(columns=["text"]).column(0)
+    assert len(texts) == 2 and not any(leak in t for t in texts.to_pylist())
+    assert not any(leak.encode() in p.read_bytes() for p in tree.rglob("*") if p.is_file())
+    assert "rewritten" not in funes(a, "status", "--format", "agent").stdout
+    again = funes(a, "push", "alice/memory")
+    assert again.returncode == 0 and "is up to date" in again.stdout
