@@ -24,7 +24,8 @@ token answer 403. Fidelity gaps: no Xet, no pagination, no PRs/tags, no rate lim
 
 Faults a test switches on (HubFake): `fail(status)` answers everything with a status,
 `hold_commits` holds commits, `silence()` answers nothing, `pace(step, every_s)` trickles file
-bodies, `cut_after(n)` ends a file body after n bytes and then answers nothing.
+bodies and reads uploads (commits, LFS objects) as slowly, `cut_after(n)` ends a file body after n
+bytes and then answers nothing.
 """
 
 from __future__ import annotations
@@ -113,7 +114,7 @@ class Config:
     apply_held: bool = True  # a released held commit is applied (else dropped, never committed)
     releasing: threading.Event = field(default_factory=threading.Event)  # the held one woke
     silent: bool = False  # read every request, answer none (a proxy or firewall eating traffic)
-    pace: tuple[int, float] | None = None  # file bodies sent (bytes, every seconds): a slow link
+    pace: tuple[int, float] | None = None  # bodies sent / uploads read (bytes, every s): slow link
     cut_after: int | None = None  # a file body stops after this many bytes, then `silent` is set
     stopping: threading.Event = field(default_factory=threading.Event)  # set by stop()
 
@@ -143,8 +144,8 @@ class Handler(BaseHTTPRequestHandler):
         url = urlsplit(self.path)
         path = unquote(url.path)
         self.query = parse_qs(url.query)
-        length = int(self.headers.get("Content-Length") or 0)
-        self.body = self.rfile.read(length) if length else b""
+        upload = method in ("POST", "PUT") and ("/commit/" in path or path.startswith("/_lfs/"))
+        self.body = self._read_body(int(self.headers.get("Content-Length") or 0), paced=upload)
         if self.server.config.silent:
             self.server.config.log.append((method, path, 0))  # 0: never answered
             self.server.config.stopping.wait(timeout=300)
@@ -165,6 +166,26 @@ class Handler(BaseHTTPRequestHandler):
                     self._json(500, {"error": f"{type(exc).__name__}: {exc}"})
                 return
         self._json(404, {"error": f"no route {method} {path}"})
+
+    def _read_body(self, length: int, *, paced: bool) -> bytes:
+        """The request body; a `paced` one (an upload) with `config.pace` set is read `step`
+        bytes at a time, `every_s` seconds apart (a slow link: the answer comes once the last
+        byte is read)."""
+        pace = self.server.config.pace
+        if not paced or pace is None or length <= pace[0]:
+            return self.rfile.read(length) if length else b""
+        step, every_s = pace
+        parts: list[bytes] = []
+        got = 0
+        while got < length:
+            if got and self.server.config.stopping.wait(timeout=every_s):
+                break
+            part = self.rfile.read(min(step, length - got))
+            if not part:
+                break
+            parts.append(part)
+            got += len(part)
+        return b"".join(parts)
 
     def do_GET(self) -> None:  # noqa: N802
         self._dispatch("GET")
@@ -577,10 +598,11 @@ class HubFake:
         status 0."""
         self.config.silent = on
 
-    def pace(self, step: int, every_s: float) -> None:
-        """Send file bodies (resolve GETs) `step` bytes at a time, `every_s` seconds apart: a
-        slow link that keeps delivering."""
-        self.config.pace = (step, every_s)
+    def pace(self, step: int | None, every_s: float = 0.0) -> None:
+        """Send file bodies (resolve GETs) `step` bytes at a time, `every_s` seconds apart, and
+        read uploads (commit bodies, LFS objects) the same way: a slow link that keeps
+        delivering. None: full speed again."""
+        self.config.pace = None if step is None else (step, every_s)
 
     def cut_after(self, n: int | None) -> None:
         """Stop sending a file body (resolve GET) after `n` bytes and go `silence()`d: a link
