@@ -148,11 +148,15 @@ class HeadMoved(RemoteError):
 
 
 class HubError(Exception):
-    """A Hub operation failed. `status` is the HTTP status when there was one."""
+    """A Hub operation failed. `status` is the HTTP status when there was one; `reason`, when
+    set, says why in a user's terms without naming the repository (the message does)."""
 
-    def __init__(self, message: str, *, status: int | None = None) -> None:
+    def __init__(
+        self, message: str, *, status: int | None = None, reason: str | None = None
+    ) -> None:
         super().__init__(message)
         self.status = status
+        self.reason = reason
 
 
 class HubUnavailable(HubError):

@@ -15,10 +15,18 @@ client's typed errors and HTTP status codes (never from message text):
     ├── HubUnauthorized  401: no token, or an invalid one
     ├── HubForbidden     403: the token may read but not write
     └── HubConflict      409/412: the branch head moved (stale parent commit)
+
+huggingface_hub's HTTP client sets no timeout, and most of its calls pass none: every request
+that would wait forever is given funes' bounds (`_install_bounds`: ANSWER_TIMEOUT_S to connect
+and for each read of an answer, COMMIT_ANSWER_TIMEOUT_S for an upload's, UPLOAD_STALL_TIMEOUT_S
+for each write of a body). They bound waits without progress, never a whole transfer. A request
+ended by one, or one that could not connect, is a HubOffline whose `reason` names the endpoint
+and what to check.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,6 +59,38 @@ It bounds the wait for an answer only, never a transfer: a body that keeps arriv
 slowly, is read to the end (huggingface_hub gives up on one only after HF_HUB_DOWNLOAD_TIMEOUT
 seconds without a byte, resuming it five times)."""
 
+ANSWER_TIMEOUT_S = 10.0
+"""Seconds any other Hub request (list refs, repo info, tree listing, preupload, whoami, create
+repository…) waits to connect, and then for each part of the answer: its first byte, and every
+later read of it (no byte for this long ends it). Not a deadline: an answer that keeps arriving
+is read to the end.
+
+huggingface_hub's own client sets no timeout on these requests, so an endpoint that accepts
+the connection and never answers (a proxy or firewall swallowing traffic) held `recall
+--memory org/repo`, `status` and `push` forever. The Hub answers them in well under a second;
+10 s, as METADATA_TIMEOUT_S, leaves room for a slow link. Requests for which huggingface_hub
+chooses its own timeout (file downloads: HF_HUB_ETAG_TIMEOUT, HF_HUB_DOWNLOAD_TIMEOUT) keep it.
+A failure is a HubOffline naming the endpoint; preupload and LFS requests are retried by
+huggingface_hub (5 times, 23 s of backoff), the others are not."""
+
+COMMIT_ANSWER_TIMEOUT_S = 300.0
+"""Seconds a request that uploads (the commit `POST …/commit/<rev>`, an LFS object `PUT`) waits
+for the server's answer once its body is handed to the network, and then for each part of it.
+
+Generous on purpose: the wait includes the tail of the body still queued in the socket's send
+buffer (up to a few MiB, autotuned: ~4 MiB takes 40 s at 100 KiB/s) and the Hub's work on the
+commit (many files, LFS pointers checked), neither of which shows as progress on the client. A
+commit the Hub accepts is answered well within 5 minutes; past that no answer is coming, and
+the push fails (HubOffline) rather than holding the remote's push lock for good. A commit whose
+answer was lost may have landed: the next push finds the branch moved (412), re-reads it and
+sends only the chunks the remote lacks."""
+
+UPLOAD_STALL_TIMEOUT_S = 60.0
+"""Seconds a request body may make no progress (the socket accepts no byte) before the request
+fails: a no-progress bound, never a deadline, so an upload over a slow but live link runs to
+the end. 60 s outlasts TCP's retransmission backoff over a lossy link (1+2+4+8+16+32 s), where
+a stalled upload, unlike a download, cannot resume: the whole push is tried again."""
+
 
 def _classify(exc: BaseException, what: str) -> HubError:
     """Map a huggingface_hub / transport exception to a HubError (by type and status only)."""
@@ -65,6 +105,13 @@ def _classify(exc: BaseException, what: str) -> HubError:
 
     if isinstance(exc, HubError):
         return exc
+    if (transport := _transport_failure(exc)) is not None:
+        timeout_s = _bound_of(transport)
+        if timeout_s is None:
+            timeout_s = ANSWER_TIMEOUT_S
+        unreachable = _unreachable(transport, timeout_s=timeout_s, transfer=False)
+        if unreachable is not None:
+            return HubOffline(f"{what}: {unreachable}", reason=unreachable)
     if isinstance(exc, OfflineModeIsEnabled | httpx2.TransportError | LocalEntryNotFoundError):
         return HubOffline(f"{what}: the Hub cannot be reached ({type(exc).__name__})")
     if isinstance(exc, RepositoryNotFoundError | RevisionNotFoundError):
@@ -86,6 +133,76 @@ def _classify(exc: BaseException, what: str) -> HubError:
     if isinstance(exc, ConnectionError | TimeoutError):
         return HubOffline(f"{what}: the Hub cannot be reached ({type(exc).__name__})")
     return HubError(f"{what}: {type(exc).__name__}: {exc}")
+
+
+def _transport_failure(exc: BaseException) -> BaseException | None:
+    """The HTTP client's transport error (no connection, a timeout) that `exc` is or was
+    raised from, or None. huggingface_hub wraps some (snapshot_download: "cannot find the
+    files… Got: ReadTimeout") in its own errors."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if "TransportError" in {cls.__name__ for cls in type(cause).__mro__}:
+            return cause
+        cause = cause.__cause__ or cause.__context__
+    return None
+
+
+def _bound_of(exc: BaseException) -> float | None:
+    """The timeout (seconds) that ended the request of the transport error `exc`: its connect,
+    read or write bound, as the request carried it; None when unknown."""
+    kind = {"ConnectTimeout": "connect", "ReadTimeout": "read", "WriteTimeout": "write"}
+    name = next((kind[c.__name__] for c in type(exc).__mro__ if c.__name__ in kind), None)
+    try:
+        timeout = exc.request.extensions.get("timeout") or {}  # type: ignore[attr-defined]
+    except (AttributeError, RuntimeError):  # httpx raises RuntimeError when none was set
+        return None
+    value = timeout.get(name) if name else None
+    return float(value) if isinstance(value, int | float) else None
+
+
+_installed = False
+_install_lock = threading.Lock()
+
+
+def _install_bounds() -> None:
+    """Have huggingface_hub's shared HTTP client bound every request it would let wait forever
+    (once a process; `set_client_factory` survives the client being closed and recreated)."""
+    global _installed
+    with _install_lock:
+        if _installed:
+            return
+        _installed = True
+        try:
+            from huggingface_hub import set_client_factory
+            from huggingface_hub.utils._http import default_client_factory
+        except ImportError:  # a huggingface_hub before 1.0 (requests): left as it is
+            return
+
+        def factory() -> Any:
+            client = default_client_factory()  # its hooks, redirects, proxies from the env
+            client.event_hooks["request"].append(_bound_request)
+            return client
+
+        set_client_factory(factory)
+
+
+def _bound_request(request: Any) -> None:
+    """Request hook: a request that carries no timeout (huggingface_hub's client has none, and
+    most of its calls pass none) gets ANSWER_TIMEOUT_S to connect and for each read of the
+    answer (COMMIT_ANSWER_TIMEOUT_S for an upload: a commit, a `PUT`) and
+    UPLOAD_STALL_TIMEOUT_S for each write of its body; the pool is not bounded (a request
+    waiting behind slow transfers is not failing). A request with a timeout of its own keeps
+    it (downloads: HF_HUB_ETAG_TIMEOUT, HF_HUB_DOWNLOAD_TIMEOUT)."""
+    timeout = request.extensions.get("timeout") or {}
+    if any(value is not None for value in timeout.values()):
+        return
+    path = request.url.path
+    uploading = request.method == "PUT" or (request.method == "POST" and "/commit/" in path)
+    read_s = COMMIT_ANSWER_TIMEOUT_S if uploading else ANSWER_TIMEOUT_S
+    bounds = {"connect": ANSWER_TIMEOUT_S, "read": read_s, "write": UPLOAD_STALL_TIMEOUT_S}
+    request.extensions = {**request.extensions, "timeout": {**bounds, "pool": None}}
 
 
 def _unresolvable_endpoint() -> str | None:
@@ -114,6 +231,8 @@ def _unresolvable_endpoint() -> str | None:
 def _api() -> Any:
     from huggingface_hub import HfApi
     from huggingface_hub.utils import logging as hf_logging
+
+    _install_bounds()
 
     hf_logging.set_verbosity_error()  # type: ignore[no-untyped-call]  # failures surface as HubError; its warnings are noise here
     return HfApi()
@@ -231,6 +350,7 @@ def snapshot(
 
     disable_progress_bars()  # a memory's files are small; bars would garble agents' stderr
     hf_logging.set_verbosity_error()  # type: ignore[no-untyped-call]
+    _install_bounds()
     try:
         path = snapshot_download(
             repo_id,
@@ -281,6 +401,7 @@ def download_file(repo_id: str, filename: str, *, revision: str, repo_type: str 
     from huggingface_hub.utils import logging as hf_logging
 
     hf_logging.set_verbosity_error()  # type: ignore[no-untyped-call]  # its retry chatter is noise; failures raise
+    _install_bounds()
     cached = cached_file(repo_id, filename, revision=revision, repo_type=repo_type)
     if cached is not None:
         return cached
@@ -341,6 +462,8 @@ def _unreachable(exc: BaseException, *, timeout_s: float, transfer: bool) -> str
     endpoint = constants.ENDPOINT + (" (HF_ENDPOINT)" if os.environ.get("HF_ENDPOINT") else "")
     if "ConnectTimeout" in names:
         what = f"no connection to {endpoint} within {timeout_s:g} s"
+    elif "WriteTimeout" in names:
+        what = f"the upload to {endpoint} stalled (nothing sent for {timeout_s:g} s)"
     elif names & {"TimeoutException", "Timeout", "ReadTimeout"} and transfer:
         what = f"the transfer from {endpoint} stalled (nothing for {timeout_s:g} s, 5 resumes)"
     elif names & {"TimeoutException", "Timeout", "ReadTimeout"}:

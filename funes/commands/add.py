@@ -182,8 +182,9 @@ def check_shared(rt: Runtime, ref: MemoryRef) -> RemoteState:
         )
     found = remote.state()
     if found is RemoteState.OFFLINE:
+        why = f"; {remote.unreachable}" if remote.unreachable else ""
         raise RemoteOffline(
-            f"cannot reach {ref.label}: nothing was installed",
+            f"cannot reach {ref.label}: nothing was installed{why}",
             hint="check the network, then run `funes add` again",
         )
     if found is RemoteState.UNAUTHORIZED:

@@ -46,6 +46,13 @@ class Snapshot:
         return self.version != 0 and (self.dataset / "_versions").is_dir()
 
 
+def nothing_done(remote: Remote, what: str) -> str:
+    """The message of a change to `remote` refused because it is OFFLINE: `cannot reach
+    <label>: <what>`, then why, when `state()` said (remote.unreachable)."""
+    message = f"cannot reach {remote.label}: {what}"
+    return f"{message}; {remote.unreachable}" if remote.unreachable else message
+
+
 class Remote(Protocol):
     """A place a memory is shared through (see module docstring)."""
 
@@ -53,6 +60,8 @@ class Remote(Protocol):
     key: str  # filesystem-safe and unique per remote: names caches and receipts
     networked: bool  # reads need the network (offline mode applies)
     missing: str  # what the MISSING state says after the label: "does not exist" (+ why, maybe)
+    # why the last `state()` found it OFFLINE, naming the endpoint and what to check; or None
+    unreachable: str | None
 
     def state(self) -> RemoteState:
         """Classify the remote. Never raises for the five states; other failures raise."""

@@ -64,6 +64,7 @@ class DirRemote:
 
     networked = False
     missing = "does not exist"
+    unreachable: str | None = None  # a directory is never OFFLINE
 
     def __init__(self, path: Path) -> None:
         self.path = path.expanduser().resolve()

@@ -22,7 +22,7 @@ from pathlib import Path
 from funes.errors import HeadMoved, RemoteError, RemoteMissing, RemoteOffline, RemoteUnauthorized
 from funes.plurals import counted
 from funes.remote import lance_export
-from funes.remote.base import Remote, RemoteState, Snapshot
+from funes.remote.base import Remote, RemoteState, Snapshot, nothing_done
 from funes.remote.card import PushFacts, write_sidecars
 from funes.remote.push import MAX_ATTEMPTS, receipt_path
 from funes.remote.read import drop_cache
@@ -48,7 +48,7 @@ def _ready(remote: Remote) -> bool:
     state = remote.state()
     if state is RemoteState.OFFLINE:
         raise RemoteOffline(
-            f"cannot reach {remote.label}: nothing was deleted there", hint="retry when online"
+            nothing_done(remote, "nothing was deleted there"), hint="retry when online"
         )
     if state is RemoteState.UNAUTHORIZED:
         raise RemoteUnauthorized(f"{remote.label} refused these credentials: nothing was deleted")

@@ -46,7 +46,9 @@ TOKEN_HINT = "run `hf auth login` with a token that can write to it, or set HF_T
 def _mapped(exc: HubError, label: str, *, writing: bool = False) -> RemoteError:
     if isinstance(exc, HubOffline):
         return RemoteOffline(
-            f"cannot reach the Hugging Face Hub for {label} (offline?)",
+            f"cannot reach the Hugging Face Hub for {label}: {exc.reason}"
+            if exc.reason
+            else f"cannot reach the Hugging Face Hub for {label} (offline?)",
             hint="check the network, or read the last cached copy with --offline",
         )
     if isinstance(exc, HubNotFound):
@@ -75,6 +77,7 @@ class HubRemote:
 
     networked = True
     missing = "does not exist (or your token cannot see it)"  # a private dataset looks absent
+    unreachable: str | None = None
 
     def __init__(self, repo_id: str) -> None:
         self.repo_id = repo_id
@@ -86,7 +89,9 @@ class HubRemote:
             if not hf.repo_exists(self.repo_id):
                 return RemoteState.MISSING
             snap = self.snapshot(self.head())
-        except (RemoteOffline, HubOffline):
+        except (RemoteOffline, HubOffline) as exc:
+            hub_exc = exc if isinstance(exc, HubOffline) else exc.__cause__
+            self.unreachable = hub_exc.reason if isinstance(hub_exc, HubOffline) else None
             return RemoteState.OFFLINE
         except (RemoteUnauthorized, HubUnauthorized):
             return RemoteState.UNAUTHORIZED

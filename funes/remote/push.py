@@ -56,7 +56,7 @@ from funes.plurals import counted
 from funes.redact import GateRow, Scanner, default_scanner, gate
 from funes.remote import lance_export
 from funes.remote.arenas import cap_malloc_arenas
-from funes.remote.base import Remote, RemoteState, Snapshot
+from funes.remote.base import Remote, RemoteState, Snapshot, nothing_done
 from funes.remote.card import PushFacts, write_sidecars
 from funes.staging import staging_folder
 from funes.store import Outbox, receipt_meta
@@ -150,9 +150,7 @@ def _prepare(remote: Remote, options: PushOptions) -> bool:
     remote.require_write_access()
     state = remote.state()
     if state is RemoteState.OFFLINE:
-        raise RemoteOffline(
-            f"cannot reach {remote.label}: nothing was pushed", hint="retry when online"
-        )
+        raise RemoteOffline(nothing_done(remote, "nothing was pushed"), hint="retry when online")
     if state is RemoteState.UNAUTHORIZED:
         raise RemoteUnauthorized(f"{remote.label} refused these credentials: nothing was pushed")
     if state is RemoteState.MISSING:

@@ -112,7 +112,7 @@ def open_cached(
         except RemoteOffline as exc:
             if last_commit is None:
                 raise RemoteOffline(
-                    f"cannot reach {remote.label}, and it was never read on this machine",
+                    f"{exc.message}; it was never read on this machine (no cached copy)",
                     hint="check the network and retry; once read, the cached copy is used "
                     "whenever it cannot be reached",
                 ) from exc

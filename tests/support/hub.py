@@ -3,10 +3,12 @@ cache each, funes run as separate processes (huggingface_hub reads HF_ENDPOINT a
 
     machine(tmp_path, "a", hub)   the environment of one machine (a write token by default)
     funes(env, *args)             `python -m funes ARGS` on that machine
+    bounded(env, bounds, *args)   the same with funes.hf's Hub bounds set (seconds)
 """
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import string
@@ -48,6 +50,31 @@ def funes(
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "funes", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+_BOUNDED = """
+import json, sys
+import funes.hf as hf
+for name, value in json.loads(sys.argv.pop(1)).items():
+    setattr(hf, name, value)
+from funes.__main__ import main
+main()
+"""
+
+
+def bounded(
+    env: dict[str, str], bounds: dict[str, float], *args: str, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    """`funes ARGS` on that machine with funes.hf's module constants in `bounds` set first
+    (e.g. {"ANSWER_TIMEOUT_S": 1.0}): a test of a bound need not wait out its default."""
+    return subprocess.run(
+        [sys.executable, "-c", _BOUNDED, json.dumps(bounds), *args],
         env=env,
         capture_output=True,
         text=True,
