@@ -18,10 +18,11 @@ from support.claude import write_claude_session
 from funes.commands.index import IndexRequest, run_index
 from funes.commands.push import PushRequest, receipts_dir, run_push
 from funes.commands.status import run_status
-from funes.memory import Runtime, open_for_write, parse_memory
+from funes.memory import MemoryRef, Runtime, open_for_write, parse_memory
 from funes.paths import Paths
 from funes.redact import Finding, Scanner, default_scanner
 from funes.remote import lance_export
+from funes.store import Store, StoredChunk
 
 pytestmark = pytest.mark.models
 
@@ -91,6 +92,26 @@ def _indexed(rt: Runtime, tmp_path: Path) -> None:
     run_index(rt, parse_memory(None, rt), IndexRequest(path=home / "projects"))
 
 
+def _pushed(rt: Runtime, tmp_path: Path) -> tuple[Path, MemoryRef]:
+    """Index the session into `rt`'s memory and push it to a new directory remote: (its
+    directory, its reference)."""
+    _indexed(rt, tmp_path)
+    shared = tmp_path / "shared"
+    target = parse_memory(str(shared), rt)
+    run_push(rt, target, PushRequest(create=True, assume_yes=True))
+    return shared, target
+
+
+def _gannet(store: Store) -> tuple[int, StoredChunk]:
+    """(rowid, chunk) of the one chunk `_indexed` wrote as "Gannet logs go to loki."."""
+    [found] = [
+        (r, c)
+        for r, c in store.fetch(list(range(1, store.max_rowid() + 1))).items()
+        if c.text == "Gannet logs go to loki."
+    ]
+    return found
+
+
 def test_a_scrubbed_chunk_replaces_its_old_text_on_the_remote(tmp_path: Path) -> None:
     rt = _runtime(tmp_path / "a")
     _indexed(rt, tmp_path)
@@ -126,19 +147,12 @@ def test_a_rewritten_chunk_the_gate_holds_back_leaves_the_remote_and_stays_local
     from funes.store import Store
 
     rt = _runtime(tmp_path / "a")
-    _indexed(rt, tmp_path)
-    shared = tmp_path / "shared"
-    target = parse_memory(str(shared), rt)
-    run_push(rt, target, PushRequest(create=True, assume_yes=True))
+    shared, target = _pushed(rt, tmp_path)
     # a re-read transcript rewrites a chunk; its new text holds a key the gate finds
     store = open_for_write(rt, parse_memory(None, rt))
     try:
         with store.writing():
-            [(rowid, chunk)] = [
-                (r, c)
-                for r, c in store.fetch(list(range(1, store.max_rowid() + 1))).items()
-                if c.text == "Gannet logs go to loki."
-            ]
+            rowid, chunk = _gannet(store)
             new = f"Gannet logs go to loki, key {_aws_key()}"
             vectors = rt.embedder(rt.embedder_spec_for(store.model_id)).embed([new])
             store.rewrite_chunks([(rowid, new)], vectors, redaction_version=chunk.redaction_version)
@@ -160,18 +174,11 @@ def test_chunks_deleted_locally_since_they_were_pushed_are_deleted_on_the_remote
     tmp_path: Path,
 ) -> None:
     rt = _runtime(tmp_path / "a")
-    _indexed(rt, tmp_path)
-    shared = tmp_path / "shared"
-    target = parse_memory(str(shared), rt)
-    run_push(rt, target, PushRequest(create=True, assume_yes=True))
+    shared, target = _pushed(rt, tmp_path)
     store = open_for_write(rt, parse_memory(None, rt))
     try:
         with store.writing():  # scrub drops a block it cannot redact exactly
-            [rowid] = [
-                r
-                for r, c in store.fetch(list(range(1, store.max_rowid() + 1))).items()
-                if c.text == "Gannet logs go to loki."
-            ]
+            rowid, _ = _gannet(store)
             store.rewrite_chunks([], None, redaction_version=0, drop=[rowid])
     finally:
         store.close()
@@ -185,10 +192,7 @@ def test_a_receipt_whose_log_was_trimmed_falls_back_to_comparing_every_chunk(
     tmp_path: Path,
 ) -> None:
     rt = _runtime(tmp_path / "a")
-    _indexed(rt, tmp_path)
-    shared = tmp_path / "shared"
-    target = parse_memory(str(shared), rt)
-    run_push(rt, target, PushRequest(create=True, assume_yes=True))
+    shared, target = _pushed(rt, tmp_path)
     _scrub(rt, _NewerRules())
     # the log no longer reaches back to the receipt (writers keep its last 50,000 entries)
     import sqlite3
@@ -208,10 +212,7 @@ def test_a_push_killed_after_deleting_the_old_rows_is_completed_by_the_next(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     rt = _runtime(tmp_path / "a")
-    _indexed(rt, tmp_path)
-    shared = tmp_path / "shared"
-    target = parse_memory(str(shared), rt)
-    run_push(rt, target, PushRequest(create=True, assume_yes=True))
+    shared, target = _pushed(rt, tmp_path)
     _scrub(rt, _NewerRules())
 
     real_write = lance_export.write
