@@ -19,10 +19,9 @@ def main() -> None:
         if _embeds_a_query(sys.argv[1:]):
             # the query's model loads in a child process on the other core while this one
             # imports the CLI and opens the memory (funes.inference.prefetch)
-            from funes.inference import warm_up
-            from funes.memory import recall_query_model
+            from funes.inference import ready_query_model, warm_up
 
-            warm_up(recall_query_model)
+            warm_up(ready_query_model)
         from funes.cli import end_on_sigterm
         from funes.cli import main as cli_main
 

@@ -131,6 +131,11 @@ class Paths:
         return self.model_cache if self.model_cache is not None else self.data / "models"
 
     @property
+    def verified_models(self) -> Path:
+        """Stamps of the model files a load has hashed (funes.inference.files.verify)."""
+        return self.data / "verified-models"
+
+    @property
     def memory_db(self) -> Path:
         return self.data / "memory.db"
 

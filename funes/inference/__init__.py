@@ -23,6 +23,8 @@ from funes.inference.models import (
     embedder_spec,
     load_embedder,
     load_reranker,
+    query_vector,
+    ready_query_model,
     reranker_spec,
     use_model_path,
 )
@@ -61,6 +63,8 @@ __all__ = [
     "embedder_spec",
     "load_embedder",
     "load_reranker",
+    "query_vector",
+    "ready_query_model",
     "reranker_spec",
     "use_model_path",
     "warm_up",

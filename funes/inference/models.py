@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -56,6 +56,38 @@ class Reranker(Protocol):
     def score(self, query: str, passages: Sequence[str]) -> list[float]:
         """One score per passage, input order; higher = more relevant."""
         ...
+
+
+def ready_query_model(env: Mapping[str, str] | None = None) -> tuple[str, QueryModel] | None:
+    """The embedder a recall in this environment most likely asks for (FUNES_EMBEDDER, else
+    the default: funes.memory.Runtime.embedder_spec_for(None)), loaded with its query session
+    when everything it needs is on this machine, else None. What the console script's prefetch
+    child loads before the command line is parsed (funes.inference.prefetch). It resolves what
+    Runtime.resolve(env) would for the model alone (the choice, FUNES_MODEL_PATH, funes'
+    folders), not the rest (agent homes, remotes): the child's path is the cold recall's."""
+    from funes.paths import Paths
+    from funes.settings import DEFAULT_EMBEDDER, ModelChoice
+
+    models = ModelChoice.resolve(env)
+    use_model_path(models.model_path)
+    paths = Paths.resolve(env)
+    spec = embedder_spec(models.embedder or DEFAULT_EMBEDDER)
+    return LazyEmbedder(spec, stamp_dir=paths.verified_models, cache_dir=paths.models).load_ready()
+
+
+def query_vector(embedder: Embedder, query: str) -> bytes:
+    """`embedder.embed_query(query)` as `embedder.dim` float32s, little-endian (what
+    Store.semantic takes): a LazyEmbedder hands over its prefetch child's bytes without
+    importing numpy (funes.inference.prefetch)."""
+    if isinstance(embedder, LazyEmbedder):
+        return embedder.query_vector(query)
+    return _float32_bytes(embedder.embed_query(query))
+
+
+def _float32_bytes(vector: NDArray[np.float32]) -> bytes:
+    import numpy as np
+
+    return np.asarray(vector, dtype="<f4").tobytes()
 
 
 def embedder_spec(name: str) -> ModelSpec:
@@ -303,9 +335,16 @@ class LazyEmbedder:
         return self._model().embed(texts)
 
     def embed_query(self, query: str) -> NDArray[np.float32]:
+        import numpy as np
+
+        return np.frombuffer(self.query_vector(query), dtype="<f4").astype(np.float32)
+
+    def query_vector(self, query: str) -> bytes:
+        """`embed_query(query)` as `dim` float32s, little-endian: the prefetch child's answer
+        as it came (numpy is not imported for it), else the model's vector in process."""
         prefetch, self._prefetch = self._prefetch, None
         if prefetch is not None:
             if prefetch.query == query and (vector := prefetch.result(self.dim)) is not None:
                 return vector
             prefetch.cancel()
-        return self._model().embed_query(query)
+        return _float32_bytes(self._model().embed_query(query))

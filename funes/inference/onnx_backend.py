@@ -11,21 +11,24 @@ import json
 import os
 import threading
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import onnxruntime as ort
-from numpy.typing import NDArray
 
-from funes.chunks import EMBED_INPUT, FLOAT32_RECIPES
 from funes.errors import ModelUnavailable
 from funes.inference.files import resolve_file, verify
 from funes.inference.spec import ModelSpec, Pooling
 from funes.inference.tokens import EMBED_TOKENS, QueryTokens, load_tokenizer
 
+# Imported where used, not here: this module is on a cold recall's path to its query vector
+# (funes.inference.prefetch), which needs none of them (funes.chunks alone, for two recipe
+# names, brought in every transcript type: ~8 ms).
 if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from numpy.typing import NDArray
     from tokenizers import Tokenizer
 
 _BATCH = 32
@@ -143,10 +146,13 @@ class OnnxEmbedder:
         *,
         stamp_dir: Path | None = None,
         cache_dir: Path | None = None,
-        recipe: str = EMBED_INPUT,
+        recipe: str | None = None,
         threads: int = 0,
         workers: int | None = None,
     ) -> None:
+        from funes.chunks import EMBED_INPUT, FLOAT32_RECIPES
+
+        recipe = EMBED_INPUT if recipe is None else recipe  # None: the current one
         if recipe != EMBED_INPUT and recipe not in FLOAT32_RECIPES:
             raise ModelUnavailable(f"unknown embedding recipe {recipe!r}")
         self.spec = spec
@@ -224,6 +230,8 @@ class OnnxEmbedder:
         else:
             with self._lock:
                 if self._pool is None:
+                    from concurrent.futures import ThreadPoolExecutor
+
                     self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="funes-embed")
             rows = list(self._pool.map(lambda e: self._one(session, e), encodings))
         for i, row in enumerate(rows):

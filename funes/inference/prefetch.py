@@ -2,14 +2,17 @@
 
 A cold `funes recall` did everything in turn on one core: import click and its own modules,
 numpy and onnxruntime, read the tokenizer, build the query's session, open the memory, run
-BM25, embed the query. Now the console script, first thing when its verb is `recall`, imports
-numpy (both processes need it) and forks (`warm_up`): the child imports onnxruntime, loads the
-model's graph and builds the query's session on the second core while the parent imports the
-CLI, parses the command line and tokenizes the query (loading a tokenizer takes about as long
-as building the session, so each process does one). The parent then sends the tokens
-(`QueryPrefetch.ask`), opens the memory, and reads back the query's vector — `dim` float32s,
-little-endian — through a pipe; it never loads the model itself. Measured on the 2-core bench machine, dev-set memory,
-time to the first byte (bench/README.md: cold start).
+BM25, embed the query. Now the console script, first thing when its verb is `recall`, forks
+(`warm_up`): the child imports numpy and onnxruntime, loads the model's graph and builds the
+query's session on the second core while the parent imports the CLI, parses the command line
+and tokenizes the query (loading a tokenizer takes about as long as building the session, so
+each process does one). The parent then sends the tokens (`QueryPrefetch.ask`), opens the
+memory, and reads back the query's vector — `dim` float32s, little-endian — through a pipe; it
+never loads the model, nor imports numpy for it: the store takes the vector's bytes as they
+come (funes.store.meta.query_blob). numpy's import is the largest single cost of that start
+(about 50 ms), and only the model needs it; it used to be imported before the fork, on both
+processes' paths. Measured on the 2-core bench machine, dev-set memory, time to the first
+byte (bench/README.md: cold start).
 
 The vector is the one `embed_query` computes in process, bit for bit (same code, same session
 options). Anything short of it — the model not on this machine, another model asked for, a
@@ -41,9 +44,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    import numpy as np
-    from numpy.typing import NDArray
-
     from funes.inference.models import QueryModel
     from funes.inference.tokens import QueryTokens
 
@@ -131,12 +131,10 @@ class QueryPrefetch:
         finally:
             os.close(fd)
 
-    def result(self, dim: int) -> NDArray[np.float32] | None:
-        """The query's vector, shape (dim,), float32; None when the child sent none. Blocks
-        until the child has answered or ended; it is reaped at exit if it is still going away."""
-        # numpy is imported already (warm_up); it would be here, while the child works
-        import numpy as np
-
+    def result(self, dim: int) -> bytes | None:
+        """The query's vector as the child sent it, `dim` float32s little-endian (4 × dim
+        bytes); None when the child sent none. Blocks until the child has answered or ended;
+        it is reaped at exit if it is still going away."""
         if self._from_child is None:
             return None
         import select
@@ -159,10 +157,7 @@ class QueryPrefetch:
             raise
         self._end(kill=not chunks)
         data = b"".join(chunks)
-        if len(data) != 4 * dim:
-            return None
-        vector: NDArray[np.float32] = np.frombuffer(data, dtype="<f4").astype(np.float32)
-        return vector
+        return data if len(data) == 4 * dim else None
 
     def cancel(self, *, wait: bool = False) -> None:
         """Stop the child if it is still running; reap it now with `wait`, else at exit at
@@ -192,16 +187,11 @@ _warm: QueryPrefetch | None = None
 
 
 def warm_up(load: Loader) -> None:
-    """Import numpy and fork the child for this process's one recall (the console script,
-    first thing); `take_warm` hands it to the recall. Stopped at exit if nobody took it.
-
-    numpy comes before the fork: the child's onnxruntime and the parent's store both need it,
-    and importing it in both at once took longer than once before the fork."""
+    """Fork the child for this process's one recall (the console script, first thing);
+    `take_warm` hands it to the recall. Stopped at exit if nobody took it."""
     global _warm
     if _warm is not None or not can_fork():
         return
-    import numpy  # noqa: F401 - see the docstring
-
     _warm = QueryPrefetch.start(load)
     if _warm is not None:
         atexit.register(_warm.cancel, wait=True)  # at exit nothing is left to register
@@ -250,6 +240,10 @@ def _child(load: Loader, query_fd: int, vector_fd: int) -> None:
     try:
         import json
 
+        # numpy's OpenBLAS starts a spinning thread per core at import; the child never
+        # multiplies matrices with it (onnxruntime has its own threads), and on two cores
+        # those threads would take the parent's
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
         loaded = load()
         chunks = []
         while block := os.read(query_fd, 1 << 16):

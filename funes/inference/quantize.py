@@ -44,7 +44,6 @@ from __future__ import annotations
 import errno
 import hashlib
 import json
-import logging
 import os
 from contextlib import contextmanager
 from pathlib import Path
@@ -298,7 +297,10 @@ def _versions() -> dict[str, str]:
 @contextmanager
 def _quiet() -> Any:
     """quantize_dynamic logs advice on the root logger ("consider pre-processing"), which
-    funes' CLI would print on stderr; nothing of it concerns a user."""
+    funes' CLI would print on stderr; nothing of it concerns a user. (logging is imported
+    here: finding a built graph is on a cold recall's path, building one is not.)"""
+    import logging
+
     previous = logging.root.manager.disable
     logging.disable(logging.WARNING)
     try:

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
         parse_memory,
         remote_for,
     )
-    from funes.memory.runtime import RERANKER_RETRY_S, Runtime, recall_query_model
+    from funes.memory.runtime import RERANKER_RETRY_S, Runtime
     from funes.memory.state import MemoryState, Probe, probe, state
 
 __all__ = [
@@ -70,7 +70,6 @@ __all__ = [
     "open_memory",
     "parse_memory",
     "probe",
-    "recall_query_model",
     "remote_for",
     "save_curation",
     "state",

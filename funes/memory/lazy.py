@@ -34,7 +34,6 @@ EXPORTS: dict[str, tuple[str, str]] = {
     "remote_for": ("ref", "remote_for"),
     "RERANKER_RETRY_S": ("runtime", "RERANKER_RETRY_S"),
     "Runtime": ("runtime", "Runtime"),
-    "recall_query_model": ("runtime", "recall_query_model"),
     "MemoryState": ("state", "MemoryState"),
     "Probe": ("state", "Probe"),
     "probe": ("state", "probe"),

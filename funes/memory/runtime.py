@@ -21,7 +21,6 @@ from funes.inference import (
     LazyEmbedder,
     LoadCheck,
     ModelSpec,
-    QueryModel,
     Reranker,
     available_locally,
     check_load,
@@ -82,7 +81,7 @@ class Runtime:
 
     @property
     def stamp_dir(self) -> Path:
-        return self.paths.data / "verified-models"
+        return self.paths.verified_models
 
     def embedder_spec_for(self, stamped_model_id: str | None) -> ModelSpec:
         """The embedder to use with a memory stamped with `stamped_model_id` (None: new memory).
@@ -187,13 +186,3 @@ class Runtime:
     def reranker_note(self) -> str | None:
         """Why there is no reranker (after `reranker()` was asked), else None."""
         return self._reranker_error
-
-
-def recall_query_model() -> tuple[str, QueryModel] | None:
-    """The embedder a recall in this environment most likely asks for (FUNES_EMBEDDER, else
-    the default: `Runtime.embedder_spec_for(None)`), loaded with its query session when
-    everything it needs is on this machine, else None. What the console script's prefetch
-    child loads before the command line is parsed (funes.inference.prefetch)."""
-    rt = Runtime.resolve()
-    embedder = rt.embedder(rt.embedder_spec_for(None))
-    return embedder.load_ready() if isinstance(embedder, LazyEmbedder) else None

@@ -19,7 +19,7 @@ from itertools import groupby
 
 from funes.chunks import reassemble
 from funes.errors import ModelUnavailable
-from funes.inference import Embedder, Reranker
+from funes.inference import Embedder, Reranker, query_vector
 from funes.plurals import counted
 from funes.redact import Scanner, default_scanner
 from funes.retrieval.beside import BesideCall
@@ -91,7 +91,7 @@ def recall(
         cosines: dict[int, float] | None = None
         if vector_by is not None:
             try:
-                qv = vector_by.embed_query(query)
+                qv = query_vector(vector_by, query)  # no numpy for the prefetch child's answer
             except ModelUnavailable as exc:  # not cached offline, a model cache it cannot build in
                 notes.append(_model_unavailable_note(exc))
                 vector_by = None

@@ -90,7 +90,7 @@ class MemoryUnion:
         return [(rowid, score) for _, _, rowid, score in merged[:k]]
 
     def semantic(
-        self, vector: NDArray[np.float32], *, k: int, filters: Filters = NO_FILTERS
+        self, vector: NDArray[np.float32] | bytes, *, k: int, filters: Filters = NO_FILTERS
     ) -> list[tuple[int, float]]:
         """(union rowid, distance) nearest first, over every member."""
         merged = [

@@ -47,6 +47,29 @@ def drop(raw: Any, keys: Iterable[str]) -> None:
         raw.execute("delete from meta where key = ?", (key,))
 
 
+def query_blob(vector: bytes, *, element: str | None, scale: float) -> bytes:
+    """`vector_bytes` of one vector given as float32s, little-endian (a query's vector as the
+    prefetch child of a cold recall sends it: funes.inference.prefetch), byte for byte, without
+    numpy. numpy multiplies a float32 array by a Python float in float32 (NEP 50): the scale is
+    rounded to float32, and the product of two float32s, exact in a Python float, is rounded to
+    float32 as numpy rounds it; then rounded half to even (np.rint, round) and clipped."""
+    if element != "int8":
+        return vector
+    import array
+    import sys
+
+    values = array.array("f")
+    values.frombytes(vector)
+    if sys.byteorder == "big":
+        values.byteswap()
+    s = array.array("f", [scale])[0]
+    # held within ±128 first, which changes no component that ends within ±127, and keeps
+    # a product beyond float32's range (or infinite) from the float32 conversion
+    products = array.array("f", [max(-128.0, min(128.0, x * s)) for x in values])
+    # clipping before rounding is the same at integer bounds
+    return bytes(round(max(-127.0, min(127.0, p))) & 0xFF for p in products)
+
+
 def vector_bytes(vectors: NDArray[np.float32], *, element: str | None, scale: float) -> list[bytes]:
     """One blob per row of `vectors` (shape (n, dim)): int8 components × `scale`, rounded and
     clipped to ±127, when `element` is int8; float32 otherwise."""

@@ -519,13 +519,18 @@ class Store(KeptTombstones):
 
     @reads
     def semantic(
-        self, vector: NDArray[np.float32], *, k: int, filters: Filters = NO_FILTERS
+        self, vector: NDArray[np.float32] | bytes, *, k: int, filters: Filters = NO_FILTERS
     ) -> list[tuple[int, float]]:
         """(rowid, distance) nearest first, at most `k` (and at most what sqlite-vec's KNN
-        accepts: queries.KNN_MAX); [] when this memory or process has no vectors."""
+        accepts: queries.KNN_MAX); [] when this memory or process has no vectors. `vector`:
+        shape (dim,), or its `dim` float32s little-endian (funes.inference.query_vector)."""
         if not self._conn.vectors or self.model_id is None:
             return []
-        blob = self._vector_bytes(vector.reshape(1, -1))[0]
+        if isinstance(vector, bytes):
+            scale = float(self._meta.get("vector_scale", VECTOR_SCALE))
+            blob = meta.query_blob(vector, element=self.vector_element, scale=scale)
+        else:
+            blob = self._vector_bytes(vector.reshape(1, -1))[0]
         if filters == NO_FILTERS and (found := self._indexed_search(blob, k)) is not None:
             return found
         return queries.semantic(

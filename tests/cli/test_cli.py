@@ -531,6 +531,9 @@ def test_a_cold_recall_gets_its_query_vector_from_the_child_that_loaded_the_mode
     # the model ran in the child (funes.inference.prefetch); this process tokenized the query
     assert "onnxruntime" not in imported
     assert "tokenizers" in imported
+    # nor numpy, the largest import of that start (~50 ms): the child imports it, and the
+    # store takes the vector's bytes as they came (funes.store.meta.query_blob)
+    assert "numpy" not in imported
 
 
 def test_only_recall_warms_a_model_child_first_thing() -> None:

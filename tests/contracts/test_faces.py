@@ -37,7 +37,8 @@ PUBLIC: dict[str, set[str]] = {
         "Embedder", "LazyEmbedder", "LoadCheck", "ModelFile", "ModelSpec", "Pooling", "QueryModel", "Reranker",
         "available_locally", "check_load", "embedder_for_model_id", "embedder_name", "embedder_spec",
         "load_embedder",
-        "load_reranker", "reranker_spec", "use_model_path", "warm_up",
+        "load_reranker", "query_vector", "ready_query_model", "reranker_spec", "use_model_path",
+        "warm_up",
     },
     "ingest": {
         "OWED_BUDGET_S", "TIERS", "TOP_TIER", "AgentBacklog", "Claimed", "DrainPlan",
@@ -53,7 +54,7 @@ PUBLIC: dict[str, set[str]] = {
         "PublishQueue", "PublishState", "RERANKER_RETRY_S", "Runtime", "all_curations",
         "as_push_target", "bind", "bindings_path", "bound_agents", "bound_ref", "curation_path", "foreign_owner",
         "load_bindings", "load_curation", "open_for_read", "open_for_write", "open_memory",
-        "parse_memory", "probe", "recall_query_model", "remote_for", "save_curation", "state",
+        "parse_memory", "probe", "remote_for", "save_curation", "state",
     },
     "redact": {
         "MARKER_PREFIX", "RULES_VERSION", "DetectSecretsScanner", "Finding", "GateResult",

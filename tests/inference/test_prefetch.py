@@ -32,20 +32,23 @@ SCRIPT = """
 import json, sys, threading
 from funes.commands.recall import RecallRequest, prefetch_query
 from funes.inference.prefetch import take_warm, warm_up
-from funes.memory import Runtime, recall_query_model
+from funes.inference import ready_query_model
+from funes.memory import Runtime
 
 mode, query, asked = sys.argv[1], sys.argv[2], sys.argv[3]
 if mode == "thread":
     stop = threading.Event()
     threading.Thread(target=stop.wait, daemon=True).start()
 if mode != "no-warm-up":
-    warm_up(recall_query_model)  # as the console script does first thing for `funes recall`
+    warm_up(ready_query_model)  # as the console script does first thing for `funes recall`
 if mode in ("other-model", "text-only"):
     child = take_warm()
     model = "some-other-model" if mode == "other-model" else Runtime.resolve().models.embedder
     child.ask(model, query)  # no tokens: the child tokenizes the text itself
-    vector = child.result(384)
-    print(json.dumps({"child": child.pid, "vector": None if vector is None else vector.tolist()}))
+    sent = child.result(384)  # float32 bytes, little-endian
+    import numpy as np
+    vector = None if sent is None else np.frombuffer(sent, "<f4").tolist()
+    print(json.dumps({"child": child.pid, "vector": vector}))
     sys.exit(0)
 if mode == "stuck":  # the child stops dead: the parent waits a bounded time, then embeds
     import os, signal

@@ -9,35 +9,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from support.memory import numbered_chunks
 
-from funes.chunks import Chunk
 from funes.store import Store
 from funes.store.queries import NO_FILTERS, Filters, semantic
-from funes.traces import BlockType, Harness, Role
 
 DIM = 32
 RNG = np.random.default_rng(15)
-
-
-def _chunks(start: int, n: int) -> list[Chunk]:
-    return [
-        Chunk(
-            id=f"c{i:08d}",
-            text=f"chunk {i}",
-            session_id=f"s{i // 10}",
-            turn_id=f"t{i % 10}",
-            seq=i % 10,
-            ts="2026-01-01T00:00:00Z",
-            role=Role.ASSISTANT,
-            block_type=BlockType.TEXT if i % 3 else BlockType.TOOL_RESULT,
-            block_idx=0,
-            split_idx=0,
-            harness=Harness.CLAUDE_CODE if i % 2 else Harness.CODEX,
-            workdir="w",
-            source_path=f"/p/s{i // 10}.jsonl",
-        )  # fmt: skip
-        for i in range(start, start + n)
-    ]
 
 
 def _unit(n: int) -> np.ndarray:
@@ -49,7 +27,7 @@ def _memory(path: Path, n: int) -> Store:
     store = Store.open(path)
     store.vector_index_min_rows = 100
     store.stamp_model("test/random@1", DIM)
-    store.add(_chunks(0, n), _unit(n))
+    store.add(numbered_chunks(0, n), _unit(n))
     return store
 
 
@@ -100,7 +78,7 @@ def test_rows_written_replaced_or_deleted_after_the_file_are_seen_as_sqlite_has_
     store.sync_vector_index()
     queries = _unit(15)
     # new chunks whose vectors sit right on the queries, not in the file yet
-    store.add(_chunks(5000, 15), queries)
+    store.add(numbered_chunks(5000, 15), queries)
     # replaced vectors and deleted chunks
     victims = [
         r
@@ -128,7 +106,7 @@ def test_a_writer_syncs_the_file_when_it_lets_go(tmp_path: Path) -> None:
     store = _memory(tmp_path / "m.db", 1500)
     store.sync_vector_index()
     with store.writing():
-        store.add(_chunks(9000, 5), _unit(5))
+        store.add(numbered_chunks(9000, 5), _unit(5))
     assert store.raw.execute("select count(*) from vector_log").fetchone()[0] == 0
     store.close()
 
@@ -172,7 +150,7 @@ def test_another_memorys_file_or_a_file_ahead_of_the_memory_is_not_used(tmp_path
     backup = tmp_path / "a-backup.db"
     a.raw.execute("pragma wal_checkpoint(TRUNCATE)")
     shutil.copy(a.path, backup)
-    a.add(_chunks(7000, 5), _unit(5))
+    a.add(numbered_chunks(7000, 5), _unit(5))
     a.sync_vector_index()
     restored = Store.open(backup)
     shutil.copy(a.vector_index_path, restored.vector_index_path)  # type: ignore[arg-type]
@@ -194,7 +172,7 @@ def test_filtered_searches_and_float_memories_use_sqlite_vec(tmp_path: Path) -> 
     floats = Store.open(tmp_path / "f.db")
     floats.vector_index_min_rows = 100
     floats.stamp_model("test/random@1", DIM, element="float")
-    floats.add(_chunks(0, 300), _unit(300))
+    floats.add(numbered_chunks(0, 300), _unit(300))
     assert floats.sync_vector_index() == "none"
     floats.close()
 
@@ -209,7 +187,7 @@ def test_beyond_its_candidates_the_index_still_finds_close_neighbours(tmp_path: 
     n = 6000
     points = centers[np.arange(n) % 40] + 0.35 * RNG.standard_normal((n, DIM)).astype(np.float32)
     points /= np.linalg.norm(points, axis=1, keepdims=True)
-    store.add(_chunks(0, n), points)
+    store.add(numbered_chunks(0, n), points)
     store.sync_vector_index()
     import funes.store.vecindex as vi
 

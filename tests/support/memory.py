@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from funes.chunks import chunk_turn
+from funes.chunks import Chunk, chunk_turn
 from funes.inference import Embedder
 from funes.store import DEFAULT_VECTOR_ELEMENT, Store
-from funes.traces import Turn
+from funes.traces import BlockType, Harness, Role, Turn
 
 
 def fill(
@@ -34,3 +34,25 @@ def memory_with(
 ) -> Store:
     """A new memory at `path` holding `turns` (the caller closes it)."""
     return fill(Store.open(path), turns, embedder, element=element)
+
+
+def numbered_chunks(start: int, n: int) -> list[Chunk]:
+    """Chunks `start` … `start + n - 1`: ten turns a session, mixed block types and harnesses."""
+    return [
+        Chunk(
+            id=f"c{i:08d}",
+            text=f"chunk {i}",
+            session_id=f"s{i // 10}",
+            turn_id=f"t{i % 10}",
+            seq=i % 10,
+            ts="2026-01-01T00:00:00Z",
+            role=Role.ASSISTANT,
+            block_type=BlockType.TEXT if i % 3 else BlockType.TOOL_RESULT,
+            block_idx=0,
+            split_idx=0,
+            harness=Harness.CLAUDE_CODE if i % 2 else Harness.CODEX,
+            workdir="w",
+            source_path=f"/p/s{i // 10}.jsonl",
+        )  # fmt: skip
+        for i in range(start, start + n)
+    ]
