@@ -1,5 +1,6 @@
 """Models behind protocols: text in, numbers out. Never sees a Turn or a Chunk.
 
+    choice.py        which models the environment asks for (FUNES_EMBEDDER, FUNES_RERANKER)
     models.py        Embedder / Reranker protocols, spec lookups, load_* and LazyEmbedder
     spec.py          ModelSpec pins: repository, revision, files, dimension, pooling
     files.py         a model's files located (package or Hub cache) and sha256-verified
@@ -12,6 +13,7 @@ Importing this package stays cheap (no onnxruntime). Other packages import from 
 
 from __future__ import annotations
 
+from funes.inference.choice import DEFAULT_EMBEDDER, DEFAULT_RERANKER, ModelChoice
 from funes.inference.models import (
     Embedder,
     LazyEmbedder,
@@ -44,12 +46,15 @@ from funes.inference.spec import (
 
 __all__ = [
     "BGE_SMALL",
+    "DEFAULT_EMBEDDER",
+    "DEFAULT_RERANKER",
     "EMBEDDERS",
     "Embedder",
     "LazyEmbedder",
     "LoadCheck",
     "MINILM_L6_INT8_PKG",
     "MS_MARCO_MINILM_L6",
+    "ModelChoice",
     "ModelFile",
     "ModelSpec",
     "Pooling",

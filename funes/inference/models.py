@@ -65,8 +65,8 @@ def ready_query_model(env: Mapping[str, str] | None = None) -> tuple[str, QueryM
     child loads before the command line is parsed (funes.inference.prefetch). It resolves what
     Runtime.resolve(env) would for the model alone (the choice, FUNES_MODEL_PATH, funes'
     folders), not the rest (agent homes, remotes): the child's path is the cold recall's."""
+    from funes.inference.choice import DEFAULT_EMBEDDER, ModelChoice
     from funes.paths import Paths
-    from funes.settings import DEFAULT_EMBEDDER, ModelChoice
 
     models = ModelChoice.resolve(env)
     use_model_path(models.model_path)

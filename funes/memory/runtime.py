@@ -17,9 +17,11 @@ from pathlib import Path
 
 from funes.errors import ModelUnavailable
 from funes.inference import (
+    DEFAULT_EMBEDDER,
     Embedder,
     LazyEmbedder,
     LoadCheck,
+    ModelChoice,
     ModelSpec,
     Reranker,
     available_locally,
@@ -31,7 +33,7 @@ from funes.inference import (
     use_model_path,
 )
 from funes.paths import Paths, create_private_file
-from funes.settings import DEFAULT_EMBEDDER, REMOTE, ModelChoice, RemoteParams, hub_offline
+from funes.settings import REMOTE, RemoteParams, hub_offline
 from funes.traces import AgentHomes
 
 RERANKER_RETRY_S = 24 * 3600.0  # after a failed reranker download, try again this much later

@@ -18,9 +18,9 @@ from types import ModuleType
 from typing import Any
 
 from funes.errors import AgentError, UsageError
+from funes.inference import DEFAULT_RERANKER
 from funes.memory import MemoryKind, MemoryRef, Runtime, parse_memory
 from funes.paths import PRIVATE_FILE, bundled, ensure_private_dir
-from funes.settings import DEFAULT_RERANKER
 from funes.traces import AGENTS, Harness, installable
 from funes.wiring import launcher
 

@@ -33,7 +33,8 @@ PUBLIC: dict[str, set[str]] = {
         "run_status", "run_watch", "sources_for",
     },
     "inference": {
-        "BGE_SMALL", "EMBEDDERS", "MINILM_L6_INT8_PKG", "MS_MARCO_MINILM_L6", "RERANKERS",
+        "BGE_SMALL", "DEFAULT_EMBEDDER", "DEFAULT_RERANKER", "EMBEDDERS", "MINILM_L6_INT8_PKG",
+        "MS_MARCO_MINILM_L6", "ModelChoice", "RERANKERS",
         "Embedder", "LazyEmbedder", "LoadCheck", "ModelFile", "ModelSpec", "Pooling", "QueryModel", "Reranker",
         "available_locally", "check_load", "embedder_for_model_id", "embedder_name", "embedder_spec",
         "load_embedder",
