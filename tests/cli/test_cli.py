@@ -548,6 +548,28 @@ def test_only_recall_warms_a_model_child_first_thing() -> None:
     assert not _embeds_a_query(["status"])
 
 
+@pytest.mark.parametrize(
+    ("argv", "collects"),
+    [(["recall", "why"], False), (["status"], True), (["mcp"], True), (["--debug", "index"], True)],
+)
+def test_only_a_recall_runs_without_the_cyclic_garbage_collector(
+    argv: list[str], collects: bool
+) -> None:
+    """The console script loads the CLI with the collector off (funes.__main__); every command
+    but a short recall runs with it on again — a long one (the MCP server, watch, an index of
+    hours) would otherwise keep every reference cycle it made."""
+    code = (
+        "import gc, sys, funes.cli\n"
+        "funes.cli.main = lambda: print(gc.isenabled(), gc.get_freeze_count() > 0)\n"
+        f"sys.argv = ['funes', *{argv!r}]\n"
+        "from funes.__main__ import main\n"
+        "main()\n"
+    )
+    ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.split() == (["True", "True"] if collects else ["False", "False"])
+
+
 @pytest.mark.parametrize("size", ["1m", "150m"], ids=["first-write", "later-write"])
 def test_a_model_cache_on_a_full_disk_is_a_clear_error_and_leaves_nothing_behind(
     isolated_env: Path, tmp_path: Path, size: str
