@@ -39,7 +39,7 @@ test-quick: dev ## the suite without the slow layers (real agent CLIs, long robu
 check: ## formatting, lint, types, import layers
 	$(BIN)/ruff format --check funes tests hooks installers bench
 	$(BIN)/ruff check funes tests hooks installers bench
-	$(BIN)/mypy funes bench
+	$(BIN)/mypy funes bench installers
 	$(BIN)/lint-imports
 
 bench: dev ## recall quality, speed and size, printed and written to bench/results/latest.json

@@ -26,6 +26,7 @@ from __future__ import annotations
 import io
 import re
 from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -173,8 +174,16 @@ def _drop_end_slots(node: Any, seen: set[int]) -> None:
     seen.add(id(node))
     if node.ca.comment is not None:
         del node.ca.comment[2:]
-    for value in node.values() if isinstance(node, dict) else node:
+    for value in _children(node):
         _drop_end_slots(value, seen)
+
+
+def _children(node: CommentedBase) -> Iterable[Any]:
+    """The values in a ruamel node: a mapping's values, a sequence's items; none in a scalar
+    (a `TaggedScalar`, `!tag value`, is a node without entries)."""
+    if isinstance(node, Mapping):
+        return node.values()
+    return node if isinstance(node, Iterable) else ()
 
 
 def normal(yaml: YAML, text: str) -> str | None:
@@ -203,7 +212,7 @@ def drop(where: Where) -> None:
     container, key = where[-1]
     lines = _entry_lines(container, key, set())
     _place(lines, where)
-    if isinstance(container, dict):
+    if isinstance(container, CommentedMap):
         container.ca.items.pop(key, None)  # CommentedMap leaves it behind
     del container[key]
 
@@ -245,6 +254,8 @@ def _line_comment(slots: list[Any], seen: set[int]) -> CommentToken | None:
 def _entry_lines(container: Any, key: Any, seen: set[int]) -> list[str]:
     """The comment lines of one entry of a mapping or sequence, in the order they print."""
     slots = container.ca.items.get(key) or []
+    first: tuple[int, ...]
+    last: tuple[int, ...]
     if isinstance(container, dict):  # key: post (eol), pre; value: post (eol + lines), pre
         first, last = (1, 0, 3), (2,)
     else:  # item: post, pre
@@ -260,9 +271,17 @@ def _node_lines(node: Any, seen: set[int]) -> list[str]:
     if not isinstance(node, CommentedBase):
         return []
     lines = _slot_lines(node.ca.comment or [], (0, 1), seen)
-    for key in node if isinstance(node, dict) else range(len(node)):
+    for key in _entries(node):
         lines += _entry_lines(node, key, seen)
     return lines + _slot_lines([node.ca.end], (0,), seen)
+
+
+def _entries(node: CommentedBase) -> Iterable[Any]:
+    """The keys of a ruamel mapping, the indices of a sequence, none for another node (a
+    `TaggedScalar`, a set: no entry of theirs holds comments of its own)."""
+    if isinstance(node, Mapping):
+        return node
+    return range(len(node)) if isinstance(node, Sequence) else ()
 
 
 def _slot_lines(slots: list[Any], order: tuple[int, ...], seen: set[int]) -> list[str]:

@@ -435,3 +435,15 @@ def test_adding_again_leaves_the_users_layout_alone_when_funes_entries_are_in_pl
     config.write_text(text)
     assert run_add(rt, HERMES).changed == []
     assert config.read_text() == text
+
+
+def test_remove_takes_out_funes_entry_holding_a_tagged_value_the_user_put_in(
+    rt: Runtime, config: Path
+) -> None:
+    # a `!env` value in funes' MCP entry (a TaggedScalar, a node without entries) ended
+    # `remove` in "TypeError: object of type 'TaggedScalar' has no len()"
+    text = "model:\n  api_key: !env OPENAI_KEY  # from the environment\n"
+    out = add_edit_remove(
+        rt, config, text, "    env:\n", "    env:\n      HF_TOKEN: !env HF_TOKEN\n"
+    )
+    assert out == text
