@@ -9,7 +9,8 @@ Two turn-completed signals, because each covers the other's gap:
   trusts them once in the TUI (`/hooks`). Our groups are appended after the user's, so the
   positional trust keys of the user's hooks never move.
 
-config.toml is edited with tomlkit, which keeps comments and formatting byte-for-byte. `add`
+config.toml is edited with tomlkit, which keeps comments and formatting byte-for-byte; its line
+endings are kept too (installers.line_endings: `\r\n` stays `\r\n`). `add`
 notes what it changed (installers.undo), so `remove` takes out exactly funes' lines, the blank
 line before its table included, even after Codex wrote to the file (it records the trust of
 funes' hooks there).
@@ -47,6 +48,7 @@ from ._common import (
     upsert_hook_groups,
     write_if_changed,
 )
+from .line_endings import keep_line_endings
 from .undo import drop_note, note_edit, raw_text, undone
 
 AGENT = "codex"
@@ -138,7 +140,7 @@ def install(ctx: Context) -> Changes:
         )
     elif current is None or current.unwrap() != _mcp_table(ctx).unwrap():
         servers[MCP_NAME] = _mcp_table(ctx)
-    text = tomlkit.dumps(doc)
+    text = keep_line_endings(text_before, tomlkit.dumps(doc))  # `doc` was read with `\r\n` as `\n`
     if text != text_before:
         note_edit(cfg_path, ctx.backups, _without_funes(cfg_path, text_before, ctx), text)
     write_if_changed(cfg_path, text, ctx, changes)

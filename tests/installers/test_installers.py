@@ -8,6 +8,7 @@ import shlex
 import subprocess
 import sys
 import time
+import tomllib
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -793,6 +794,37 @@ def test_remove_gives_back_a_crlf_config_byte_for_byte(
     path.write_bytes(text.encode())
     run_add(rt, agent_harness(agent))
     run_remove(rt, agent_harness(agent))
+    assert path.read_bytes() == text.encode()
+
+
+CODEX_LINE_ENDINGS = {
+    "CRLF": '# mine\r\nmodel = "gpt-5"\r\n\r\n[projects."/p"]\r\ntrust_level = "trusted"\r\n',
+    "LF": '# mine\nmodel = "gpt-5"\n\n[projects."/p"]\ntrust_level = "trusted"\n',
+    "mixed, CRLF first": '# mine\r\nmodel = "gpt-5"\n\n[tui]\r\nnotifications = true\n',
+    "mixed, LF first": '# mine\nmodel = "gpt-5"\r\n\r\n[tui]\nnotifications = true\r\n',
+}
+
+
+@pytest.mark.parametrize("case", CODEX_LINE_ENDINGS)
+def test_codex_add_keeps_the_line_endings_of_config_toml(
+    rt: Runtime, isolated_env: Path, case: str
+) -> None:
+    # add wrote the whole file back with `\n` (it was read with `\r\n` as `\n`): a CRLF
+    # config.toml stayed LF for as long as funes was installed
+    text = CODEX_LINE_ENDINGS[case]
+    path = isolated_env / ".codex" / "config.toml"
+    path.write_bytes(text.encode())
+    run_add(rt, agent_harness("codex"))
+    added = path.read_bytes().decode()
+    lines = added.splitlines(keepends=True)
+    assert all(line in lines for line in text.splitlines(keepends=True))  # each as it was
+    first = text.splitlines(keepends=True)[0].removeprefix("# mine")
+    new = [line for line in lines if line not in text.splitlines(keepends=True)]
+    assert new and all(line.endswith(first) and not line.endswith("\r" + first) for line in new)
+    config = tomllib.loads(added)
+    assert config["model"] == "gpt-5" and "funes-enqueue.py" in " ".join(config["notify"])
+    assert config["mcp_servers"]["funes"]["args"][:3] == ["-m", "funes", "mcp"]
+    run_remove(rt, agent_harness("codex"))
     assert path.read_bytes() == text.encode()
 
 
