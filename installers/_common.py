@@ -104,6 +104,8 @@ class Changes:
     created: list[str] = field(default_factory=list)  # of those, files that did not exist
     warnings: list[str] = field(default_factory=list)  # things that would silently stop indexing
     notes: list[str] = field(default_factory=list)  # what the user should know or do next
+    # of `changed`, the files that have a backup: file → its copy from before funes' first edit
+    backups: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -248,13 +250,18 @@ def _slug(path: Path) -> str:
     return "".join(c if c.isalnum() or c in "._-" else "_" for c in str(path.resolve()).strip("/"))
 
 
+def backup_path(path: Path, backups: Path) -> Path:
+    """Where `backup_once` keeps its copy of the file at `path` (it may not exist)."""
+    return backups / (_slug(path) + ".orig")
+
+
 def backup_once(path: Path, backups: Path) -> Path | None:
     """Copy `path` into `backups` before funes first edits it; later edits keep that first copy.
 
     A file funes creates gets a `.created-by-funes` note instead, so uninstall can remove it.
     """
     make_dirs(backups)
-    target = backups / (_slug(path) + ".orig")
+    target = backup_path(path, backups)
     if _created_marker(path, backups).exists():
         return None
     if not path.exists():
@@ -311,7 +318,8 @@ def atomic_write(path: Path, data: bytes, *, mode: int | None = None) -> None:
 def write_if_changed(
     path: Path, text: str, ctx: Context, changes: Changes, *, mode: int | None = None
 ) -> bool:
-    """Write `text` to `path` unless it already holds exactly that. Backs up before the first edit."""
+    """Write `text` to `path` unless it already holds exactly that. Backs up before the first
+    edit, and names the backup (if the file has one) in `changes.backups`."""
     data = text.encode("utf-8")
     existed = True
     try:
@@ -324,6 +332,9 @@ def write_if_changed(
     changes.changed.append(str(path))
     if not existed:
         changes.created.append(str(path))
+    backup = backup_path(path, ctx.backups)
+    if backup.exists():
+        changes.backups[str(path)] = str(backup)
     return True
 
 
@@ -490,7 +501,7 @@ def restored_text(path: Path, text: str, ctx: Context, parse: Callable[[str], An
 
 def backup_text(path: Path, backups: Path) -> str:
     """The copy `backup_once` kept of `path`, line endings as they were (`\r\n` too)."""
-    with open(backups / (_slug(path) + ".orig"), encoding="utf-8", newline="") as f:
+    with open(backup_path(path, backups), encoding="utf-8", newline="") as f:
         return f.read()
 
 

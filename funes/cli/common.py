@@ -215,7 +215,9 @@ memory_option = click.option(
 
 
 def report_changes(console: Console, changes: AgentChanges, *, verb: str) -> None:
-    """What `add` / `remove` changed in an agent's configuration, on stderr."""
+    """What `add` / `remove` changed in an agent's configuration, on stderr: each file created,
+    updated or removed, and after an updated one the backup of it from before funes' first
+    edit (`backup of <file>: <copy>`) where `changes` names one."""
     if changes.changed:
         console.print(f"funes {verb} {changes.agent}:", highlight=False)
         for path in changes.changed:
@@ -225,6 +227,10 @@ def report_changes(console: Console, changes: AgentChanges, *, verb: str) -> Non
                 else ("updated" if Path(path).exists() else "removed")
             )
             console.print(f"  {done} {path}", highlight=False, markup=False)
+            if path in changes.backups:  # the copy that restores the user's own file
+                console.print(
+                    f"  backup of {path}: {changes.backups[path]}", highlight=False, markup=False
+                )
     else:
         console.print(f"{changes.agent}: nothing to change", highlight=False)
     for warning in changes.warnings:

@@ -108,6 +108,7 @@ def run_add(
         list(done.notes),
     )
     result.created = list(getattr(done, "created", []))
+    result.backups = dict(getattr(done, "backups", {}))
     bind(rt.paths, harness.value, binding_label(ref))
     after = _own_files(rt)
     for path in sorted(after, reverse=True):

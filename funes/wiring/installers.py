@@ -37,6 +37,9 @@ class AgentChanges:
     notes: list[str] = field(default_factory=list)
     hook_installed: bool = False  # the hook script copy was (re)written
     created: list[str] = field(default_factory=list)  # of `changed`, files that did not exist
+    # of `changed`, the agent's config files funes backed up: file → its copy from before
+    # funes' first edit of it (what restores the user's own)
+    backups: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(slots=True)

@@ -136,3 +136,24 @@ def test_a_first_add_whose_model_cannot_load_says_what_it_stored_and_still_insta
     assert "Stop" in hooks  # the hook that embeds them later
     found = run("recall", "--all", "busy_timeout")
     assert found.returncode == 0 and "busy_timeout" in found.stdout
+
+
+def test_add_names_the_backup_of_each_config_it_edits(
+    isolated_env: Path, tmp_path: Path, bare_path: Path, run: Callable[..., Ran]
+) -> None:
+    # add backed up the configs it edited but never said where the copies were
+    codex = isolated_env / ".codex"
+    codex.mkdir()
+    config = codex / "config.toml"
+    config.write_bytes(b'model = "gpt-5"\r\n')
+    out = run("add", "codex", "--no-index")
+    assert out.returncode == 0, out.stderr
+    lines = out.stderr.splitlines()
+    named = [line for line in lines if line.startswith("  backup of ")]
+    assert len(named) == 1, out.stderr  # hooks.json is new: nothing of the user's to keep
+    assert lines[lines.index(named[0]) - 1] == f"  updated {config}"
+    backup = Path(named[0].removeprefix(f"  backup of {config}: "))
+    assert backup.parent == tmp_path / "funes" / "data" / "backups"
+    assert backup.read_bytes() == b'model = "gpt-5"\r\n'
+    again = run("add", "codex", "--no-index")
+    assert "backup of" not in again.stderr  # nothing edited, nothing to name

@@ -144,6 +144,20 @@ def test_remove_restores_the_users_files_byte_for_byte(
     assert not rt.paths.installed_hook.exists()  # no agent uses it any more
 
 
+@pytest.mark.parametrize("agent", AGENTS)
+def test_add_names_the_backup_of_each_users_config_it_edits(
+    rt: Runtime, isolated_env: Path, agent: str
+) -> None:
+    # the backups were taken but add never said where they were
+    seeded = seed_user_configs(isolated_env)
+    added = run_add(rt, agent_harness(agent))
+    edited = {path for path in map(Path, added.changed) if path in seeded}
+    assert edited or agent == "pi"  # pi's extension is a file of funes' own: nothing to back up
+    assert {Path(path) for path in added.backups} == edited
+    assert all(Path(added.backups[str(p)]).read_text() == seeded[p] for p in edited)
+    assert all(Path(copy).parent == rt.paths.backups for copy in added.backups.values())
+
+
 HAND_LAID_JSON = {
     "claude": (
         (".claude", "settings.json"),
