@@ -175,6 +175,7 @@ def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
             store.close()
     if memory.kind is MemoryKind.LOCAL:
         _agent_hooks(rt, report)
+        _agent_models(rt, report)
         _bindings(rt, report, held)
     owed = sum(s.owed for s in report.sources)
     if owed:
@@ -389,6 +390,27 @@ def _source_status(rt: Runtime, store: Store | None) -> list[SourceStatus]:
         owed_units = sum(1 for u in units if store is None or owed(store, u, TOP_TIER))
         out.append(SourceStatus(source.harness.value, len(units), owed_units))
     return out
+
+
+def _agent_models(rt: Runtime, report: StatusReport) -> None:
+    """Warn when the agents' funes processes (the launcher's settings) would embed with
+    another model than the memory's, or cannot load it (funes.commands.agent_models)."""
+    wired = [a.agent for a in report.agents if a.hook_installed or a.mcp_registered]
+    if not wired or not report.embedder:
+        return
+    from funes.commands.agent_models import launcher_model_problem
+    from funes.traces import Harness
+
+    problem = launcher_model_problem(rt, report.embedder)
+    if problem is None:
+        return
+    agents = [Harness(a).agent_name for a in wired]
+    report.attention.append(f"{', '.join(agents)}: {problem.message}: {problem.consequence}")
+    add = f"funes add {agents[0]}" if len(agents) == 1 else f"funes add <{'|'.join(agents)}>"
+    report.next_steps.append(
+        f"{add}  (from a shell where FUNES_EMBEDDER and FUNES_MODEL_PATH are set as for "
+        "`funes index`: it rewrites the launcher's settings; then restart the agent)"
+    )
 
 
 STALE_BACKLOG_S = 600.0  # entries older than this with no worker running need a nudge
