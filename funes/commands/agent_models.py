@@ -24,8 +24,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from funes.errors import UsageError
-from funes.inference import DEFAULT_EMBEDDER, ModelChoice, ModelSpec, embedder_spec
-from funes.inference.spec import embedder_for_model_id, embedder_name
+from funes.inference import (
+    DEFAULT_EMBEDDER,
+    ModelChoice,
+    ModelSpec,
+    embedder_for_model_id,
+    embedder_name,
+    embedder_spec,
+)
 from funes.memory import Runtime
 from funes.wiring import launcher
 
