@@ -42,6 +42,10 @@ class RemoteForgetReport:
     attempts: int = 0
 
 
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def _ready(remote: Remote) -> bool:
     """True when the remote holds a dataset; raises when it cannot be changed at all."""
     remote.require_write_access()
@@ -93,10 +97,9 @@ def forget_on_remote(
             found = lance_export.info(table)
             built["rows"] = found.rows
             if found.model_id is not None:
-                now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
                 facts = PushFacts(
                     remote.label, recall_name or remote.label, found.model_id, found.dim,
-                    found.rows, now, host,
+                    found.rows, _now(), host,
                 )  # fmt: skip
                 write_sidecars(root, facts)
 
@@ -115,7 +118,7 @@ def forget_on_remote(
         report.remote_chunks = built.get("rows", 0)
         receipt = receipt_path(receipts, remote)
         if receipt.exists():
-            receipt_forget(receipt, ids)
+            receipt_forget(receipt, ids, commit=commit, checked_at=_now())
         drop_cache(cache_root, remote)
         return report
     raise RemoteError(

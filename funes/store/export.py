@@ -526,14 +526,20 @@ def receipt_holds(receipt: Path, ids: Sequence[str]) -> int:
         conn.close()
 
 
-def receipt_forget(receipt: Path, ids: Sequence[str]) -> None:
-    """Drop chunk `ids` from the receipt (its remote no longer holds them)."""
+def receipt_forget(receipt: Path, ids: Sequence[str], *, commit: str, checked_at: str) -> None:
+    """Drop chunk `ids` from the receipt (its remote no longer holds them) and record `commit`,
+    the remote commit that deleted them, seen at `checked_at` (ISO-8601 UTC): the receipt now
+    describes the remote as of that commit, and `funes status` names it."""
     conn = connect_receipt(receipt, "rw")
     try:
         for start in range(0, len(ids), 500):
             part = list(ids[start : start + 500])
             marks = ",".join("?" * len(part))
             conn.execute(f"delete from ids where id in ({marks})", part)
+        conn.executemany(
+            "insert or replace into meta (key, value) values (?, ?)",
+            [("commit", commit), ("checked_at", checked_at)],
+        )
         conn.commit()
     finally:
         conn.close()

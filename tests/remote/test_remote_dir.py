@@ -457,6 +457,30 @@ def test_forget_remote_deletes_the_rows_in_one_commit_and_stale_caches_drop_them
     assert up_to_date.remote_reports[0].commit is None  # nothing left to delete: no commit
 
 
+def test_status_after_forget_remote_names_the_commit_the_forget_made(tmp_path: Path) -> None:
+    from funes.commands.forget import ForgetRequest, plan_forget, run_forget
+
+    rt = _runtime(tmp_path / "a")
+    home = tmp_path / "a-claude"
+    gone = write_claude_session(
+        home, [("user", "the coot pond froze"), ("assistant", "Coot pond frozen, noted.")]
+    )
+    write_claude_session(home, [("user", "coot feeder refill"), ("assistant", "Refill weekly.")])
+    run_index(rt, parse_memory(None, rt), IndexRequest(path=home / "projects"))
+    shared = tmp_path / "shared"
+    pushed = run_push(rt, parse_memory(str(shared), rt), PushRequest(create=True, assume_yes=True))
+    local = parse_memory(None, rt)
+    [before] = run_status(rt, local).pushes
+    assert before.commit == pushed.commit
+
+    request = ForgetRequest(sessions=(gone.session_id,), remotes=(str(shared),))
+    [report] = run_forget(rt, plan_forget(rt, local, request)).remote_reports
+    assert report.commit and report.commit != pushed.commit
+    [after] = run_status(rt, local).pushes
+    assert after.commit == report.commit  # the remote's commit now, not the push's
+    assert after.published == 2 and after.pending_chunks == 0
+
+
 def test_a_push_without_pylance_says_how_to_get_it_and_leaves_no_remote_behind(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
