@@ -244,8 +244,8 @@ def index_unit(
 
     Any exception while reading or writing this unit is recorded as a failure (the unit is
     not marked indexed, so the next run retries it); StoreLocked / IncompatibleStore propagate.
-    With `count` False (a re-read for a later tier) turns, redactions and skipped records are
-    not added to the report again.
+    With `count` False (a re-read for a later tier) turns and skipped records are not added to
+    the report again; redactions are counted as their chunks are stored (UnitWriter).
     """
     thinking = job.params.include_thinking
     first = _first_owed_tier(job.store, unit, include_thinking=thinking)
@@ -253,7 +253,6 @@ def index_unit(
     if not job.params.include_thinking:
         types.discard(BlockType.THINKING)
     stats = ReadStats()
-    local = IndexReport()
     writer = UnitWriter(job, report, frozenset(types), first_read=first == 0)
     # The first read after a change compares every stored chunk of the unit; the later tier
     # passes of the same signature only their own block types (the rest is up to date).
@@ -273,8 +272,8 @@ def index_unit(
                 for b in turn.blocks
                 if b.cut_chars and (thinking or b.type is not BlockType.THINKING)
             )
-            turn = _redacted(turn, job.scanner, local)
-            writer.add(turn, chunk_turn(turn, types=compared, host=job.host))
+            turn, findings = _redacted(turn, job.scanner)
+            writer.add(turn, chunk_turn(turn, types=compared, host=job.host), findings)
         writer.finish()
     except (StoreLocked, IncompatibleStore, ModelUnavailable):
         raise  # not about this unit: every other unit would fail the same way
@@ -285,7 +284,6 @@ def index_unit(
     if count or not ok:
         report.read.merge(stats)
         report.turns += turns
-        report.redactions += local.redactions
     if written:
         key = unit.harness.value
         report.per_harness[key] = report.per_harness.get(key, 0) + written
@@ -301,17 +299,19 @@ def index_unit(
     return written, ok
 
 
-def _redacted(turn: Turn, scanner: Scanner, report: IndexReport) -> Turn:
+def _redacted(turn: Turn, scanner: Scanner) -> tuple[Turn, dict[int, int]]:
+    """The turn with its secrets redacted, and {block index: secrets redacted in it} (blocks
+    without any left out). The report counts a block's secrets once a chunk of it is stored
+    (funes.ingest.reconcile.UnitWriter), never those of a forgotten session's."""
     blocks: list[Block] = []
-    changed = False
-    for block in turn.blocks:
+    found: dict[int, int] = {}
+    for idx, block in enumerate(turn.blocks):
         text, findings = redact(block.text, scanner)
         if findings:
-            changed = True
-            report.redactions += len(findings)
+            found[idx] = len(findings)
             block = replace(block, text=text)
         blocks.append(block)
-    return replace(turn, blocks=tuple(blocks)) if changed else turn
+    return (replace(turn, blocks=tuple(blocks)) if found else turn), found
 
 
 # Chunks per embedding call of a backfill: ~0.3-1 s of the int8 model on 2 cores, the

@@ -31,7 +31,7 @@ session links to the holder, so `get` shows it in context. The first stored copy
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -64,14 +64,24 @@ class UnitWriter:
     written: int = 0
     rewritten: dict[str, set[tuple[str, int, str, int]]] = field(default_factory=dict)
     own: dict[str, int | None] = field(default_factory=dict)  # session id → its key
+    # (session id, turn id, block index) → secrets redacted in that block, not yet counted
+    findings: dict[tuple[str, str, int], int] = field(default_factory=dict)
     links_of: dict[str, set[str]] = field(default_factory=dict)  # session id → linked turns
 
-    def add(self, turn: Turn, chunks: Iterable[Chunk]) -> None:
-        """The chunks of one turn, every block type."""
+    def add(
+        self, turn: Turn, chunks: Iterable[Chunk], findings: Mapping[int, int] | None = None
+    ) -> None:
+        """The chunks of one turn, every block type; `findings`: {block index: secrets
+        redacted in that block}, added to `report.redactions` once a chunk of the block is
+        stored (written or its text rewritten), so secrets of chunks not stored (a forgotten
+        session's, or ones stored before) are not counted."""
         items = list(chunks)
         if not items:
             return
-        source = items[0].source_path
+        first = items[0]
+        for idx, n in (findings or {}).items():  # keyed as the chunks name the turn
+            self.findings[(first.session_id, first.turn_id, idx)] = n
+        source = first.source_path
         if turn.harness not in _NO_SUPERSEDE:
             self.turns.setdefault(source, set()).add(items[0].turn_id)
         if turn.harness is Harness.CLAUDE_CODE and self._replayed(items[0]):
@@ -134,6 +144,7 @@ class UnitWriter:
         fresh: list[Chunk] = []
         rewrites: list[tuple[int, Chunk]] = []
         touches: list[tuple[int, Chunk]] = []
+        retexted: list[Chunk] = []  # rewrites whose stored text changes
         for c in unique.values():
             h = held.get(c.id)
             if h is None:
@@ -151,6 +162,7 @@ class UnitWriter:
             if text_moved or context_moved:
                 rewrites.append((h.rowid, c))
                 if text_moved:  # the block may now split into fewer pieces
+                    retexted.append(c)
                     self.rewritten.setdefault(c.source_path, set()).add(
                         (c.session_id, c.seq, c.turn_id, c.block_idx)
                     )
@@ -160,12 +172,25 @@ class UnitWriter:
                 report.chunks_existing += c.block_type in self.types
         version = job.scanner.version
         if fresh:
+            refused_before = job.store.forgotten_refused
             written = job.store.add(fresh, None, redaction_version=version)
             report.chunks_written += written
             self.written += written
+            if job.store.forgotten_refused != refused_before:  # a forgotten session's chunks
+                dead, _ = job.store.forgotten_among(fresh)
+                fresh = [c for c in fresh if c.session_id not in dead]
+            self._count_redactions(fresh)
         if rewrites or touches:
             job.store.reconcile(rewrites=rewrites, touches=touches, redaction_version=version)
             report.chunks_updated += len(rewrites) + len(touches)
+            self._count_redactions(retexted)
+
+    def _count_redactions(self, stored: Iterable[Chunk]) -> None:
+        """Add to the report the secrets redacted in the blocks of `stored` (chunks whose text
+        this read stored), each block once."""
+        for c in stored:
+            n = self.findings.pop((c.session_id, c.turn_id, c.block_idx), 0)
+            self.report.redactions += n
 
     def finish(self) -> None:
         """Flush, then delete what this read superseded and record replay links."""

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from fakes import BagOfWordsEmbedder
-from support.claude import conversation, write_session
+from support.claude import SESSION, conversation, write_session
 from support.cli import Ran
 
 from funes.ingest import IndexJob, index
@@ -114,6 +114,38 @@ def test_a_secret_in_a_transcript_is_redacted_before_it_is_stored(
         texts = [r[0] for r in store.raw.execute("select text from chunks")]
     assert report.redactions == 1
     assert texts == ["my key is [REDACTED:aws_access_key_id] please use it"]
+
+
+def test_the_redaction_count_covers_only_the_chunks_the_run_stored(
+    isolated_env: Path, tmp_path: Path
+) -> None:
+    key = "AKIA" + "ABCDEFGHIJKLMNOP"
+    other = "7c1d2e3f-0a4b-4c5d-8e9f-1a2b3c4d5e6f"
+    forgotten = write_session(isolated_env, conversation([("user", "the heron pier")]))
+    kept = write_session(
+        isolated_env,
+        conversation([("user", f"old key {key} here")], session=other),
+        session=other,
+    )
+    sources = discover(AgentHomes.resolve())
+    with Store.open(tmp_path / "m.db") as store:
+        first = index(sources, _job(store, BagOfWordsEmbedder()))
+        assert first.redactions == 1
+        store.forget([SESSION])
+        # the forgotten session grows a secret (read, never stored); the kept one a turn with
+        # another secret (its old turn, read again, was stored and counted before)
+        secret = [("user", "the heron pier"), ("assistant", f"use {key} for the pier")]
+        forgotten.write_text("\n".join(conversation(secret)) + "\n")
+        grown = [("user", f"old key {key} here"), ("assistant", f"new key {key} there")]
+        kept.write_text("\n".join(conversation(grown, session=other)) + "\n")
+        report = index(sources, _job(store, BagOfWordsEmbedder()))
+        stored = [r[0] for r in store.raw.execute("select text from chunks order by rowid")]
+    assert report.forgotten == 2 and report.chunks_written == 1
+    assert stored == [
+        "old key [REDACTED:aws_access_key_id] here",
+        "new key [REDACTED:aws_access_key_id] there",
+    ]
+    assert report.redactions == 1  # the one secret in what this run stored
 
 
 def test_without_sqlite_vec_funes_indexes_and_recalls_lexically_with_a_warning(
