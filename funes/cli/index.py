@@ -16,7 +16,7 @@ from funes.ingest import Progress as IndexProgress
 from funes.memory import MemoryKind, MemoryRef, Runtime, parse_memory
 from funes.plurals import counted, plural
 from funes.settings import INDEX
-from funes.traces import MAX_BLOCK_CHARS, Harness
+from funes.traces import MAX_BLOCK_CHARS, STALE_TAIL_S, Harness
 
 TIER_NAMES = ("text", "tool calls", "tool output")
 
@@ -200,6 +200,14 @@ def _summary(console: Console, outcome: IndexOutcome) -> None:
     if skipped.truncated_tail:
         console.print(
             "  a transcript was still being written: its last line is picked up next time",
+            highlight=False,
+        )
+    if skipped.cut_off_files:
+        n = skipped.cut_off_files
+        console.print(
+            f"  {counted(n, 'transcript')} {plural(n, 'ends', 'end')} in a cut-off line, "
+            f"unchanged for over {STALE_TAIL_S / 3600:g} h (truncated: a crash or a cut copy): "
+            "that line is skipped, the turns before it are indexed",
             highlight=False,
         )
     if r.redactions:

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from funes.traces.checkout import checkout_identities, repo_identity
     from funes.traces.discover import FilesSource, discover, sources_for_path
     from funes.traces.hermes import names_session
+    from funes.traces.jsonl import STALE_TAIL_S
     from funes.traces.labels import MAX_LABEL, short_id
     from funes.traces.model import (
         MAX_BLOCK_CHARS,
@@ -52,6 +53,7 @@ __all__ = [
     "ParquetSource",
     "ReadStats",
     "Role",
+    "STALE_TAIL_S",
     "ToolStatus",
     "TraceSource",
     "Turn",

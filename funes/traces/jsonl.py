@@ -3,9 +3,11 @@
 Agents append to their transcripts while we read them, crash mid-line, and write
 multi-megabyte lines. This reader never raises on content: a corrupt line is skipped and
 counted, an incomplete last line is noted (`truncated_tail`) and left for the next read (when
-it can still become a record: it opens a JSON object in UTF-8; otherwise it is corrupt), a
-line over `max_line_bytes` is skipped without ever being held in memory, and invalid UTF-8
-is decoded with replacement characters. A UTF-8 byte-order mark before the first line is
+it can still become a record: it opens a JSON object in UTF-8; otherwise it is corrupt) —
+unless the file has not changed for STALE_TAIL_S: then it is a truncated transcript, counted
+(`cut_off_files`) instead, its complete lines read all the same. A line over
+`max_line_bytes` is skipped without ever being held in memory, and invalid UTF-8 is decoded
+with replacement characters. A UTF-8 byte-order mark before the first line is
 dropped.
 """
 
@@ -13,6 +15,8 @@ from __future__ import annotations
 
 import codecs
 import json
+import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +24,12 @@ from typing import Any
 from funes.traces.source import ReadStats, open_regular
 
 MAX_LINE_BYTES = 16 * 1024 * 1024
+# An incomplete last line in a file unchanged for this long (seconds, by its mtime) is a cut-off
+# transcript, not one being written: agents append each record in one write, so a live line
+# stays half-written for milliseconds (seconds on a slow disk), never an hour; a crash, a full
+# disk or a cut copy leaves it so for good. Either way the line is skipped and the file, once
+# it changes (its signature is size:mtime), is read again.
+STALE_TAIL_S = 3600.0
 _CHUNK = 1024 * 1024
 _BOM = b"\xef\xbb\xbf"
 
@@ -50,8 +60,11 @@ def read_records(
             record = _decode(raw, stats)
             if record is None:
                 if not complete and _may_become_a_record(raw):
-                    # The writer has not finished this line yet: the next read will see it whole.
-                    stats.truncated_tail = True
+                    if _unchanged_for(f) >= STALE_TAIL_S:
+                        stats.cut_off_files += 1  # nobody is writing it: truncated for good
+                    else:
+                        # The writer has not finished this line yet: the next read sees it whole.
+                        stats.truncated_tail = True
                 else:
                     stats.corrupt_records += 1
                 continue
@@ -76,6 +89,14 @@ def _next_line(f: Any, limit: int) -> tuple[bytes | None, bool, bool]:
         piece = f.readline(_CHUNK)
         if not piece or piece.endswith(b"\n"):
             return b"", bool(piece), True
+
+
+def _unchanged_for(f: Any) -> float:
+    """Seconds since the open file `f` was last modified (0 when it cannot be told)."""
+    try:
+        return time.time() - os.fstat(f.fileno()).st_mtime
+    except (OSError, ValueError):
+        return 0.0
 
 
 def _may_become_a_record(raw: bytes) -> bool:

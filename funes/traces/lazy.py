@@ -19,6 +19,7 @@ EXPORTS: dict[str, tuple[str, str]] = {
     "FilesSource": ("discover", "FilesSource"),
     "sources_for_path": ("discover", "sources_for_path"),
     "names_session": ("hermes", "names_session"),
+    "STALE_TAIL_S": ("jsonl", "STALE_TAIL_S"),
     "MAX_LABEL": ("labels", "MAX_LABEL"),
     "MAX_BLOCK_CHARS": ("model", "MAX_BLOCK_CHARS"),
     "short_id": ("labels", "short_id"),

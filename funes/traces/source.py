@@ -51,6 +51,9 @@ class ReadStats:
     invalid_utf8: int = 0  # lines decoded with replacement characters
     cut_blocks: int = 0  # blocks over MAX_BLOCK_CHARS, kept cut to their first MAX_BLOCK_CHARS
     truncated_tail: bool = False  # the last line was incomplete (the agent is still writing)
+    # files whose incomplete last line has not changed for STALE_TAIL_S (funes.traces.jsonl):
+    # truncated transcripts (a crash, a cut copy), their complete lines read, the cut one skipped
+    cut_off_files: int = 0
     notes: list[str] = field(default_factory=list)
 
     def merge(self, other: ReadStats) -> None:
@@ -62,6 +65,7 @@ class ReadStats:
         self.invalid_utf8 += other.invalid_utf8
         self.cut_blocks += other.cut_blocks
         self.truncated_tail = self.truncated_tail or other.truncated_tail
+        self.cut_off_files += other.cut_off_files
         self.notes.extend(other.notes)
 
 

@@ -135,6 +135,22 @@ def test_indexing_an_explicit_directory_of_odd_files_finishes_and_says_what_it_s
     assert "still being written" in said
 
 
+def test_a_transcript_cut_off_long_ago_is_reported_as_truncated_not_still_being_written(
+    isolated_env: Path, funes_env: dict[str, str]
+) -> None:
+    path = good_session(isolated_env)
+    with path.open("ab") as f:
+        f.write(b'{"type":"assistant","uuid":"half')  # a crash cut the last record
+    long_ago = path.stat().st_mtime - 2 * 86400
+    os.utime(path, (long_ago, long_ago))
+    done = run_fake_funes(["index", str(path)], funes_env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    said = " ".join(done.stderr.split())  # rich wraps stderr lines at 80 columns
+    assert "still being written" not in said
+    assert "1 transcript ends in a cut-off line" in said
+    assert "6 turns read" in said  # every complete turn before it
+
+
 class Unreadable:
     """The real Claude source; `spoil(path)` runs between units() and read() (the agent or the
     user replaced or removed the file meanwhile)."""

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import random
+import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -61,7 +64,25 @@ def test_a_damaged_transcript_is_read_around_its_bad_lines_and_counts_them() -> 
     ]
     assert "caf\ufffd" in turns[1].blocks[0].text
     assert (stats.corrupt_records, stats.unknown_records, stats.invalid_utf8) == (1, 1, 1)
-    assert stats.truncated_tail
+    # its cut-off last line: still being written or a truncated transcript, by the file's age
+    assert stats.truncated_tail != (stats.cut_off_files == 1)
+
+
+def test_a_cut_off_last_line_unchanged_for_long_is_a_truncated_transcript(tmp_path: Path) -> None:
+    """The same cut-off last line is a line the agent is still writing while the file is
+    fresh (picked up next time), and a truncated transcript once the file has not changed for
+    a long while (a crash or a cut copy: counted); the turns before it are read either way."""
+    path = tmp_path / f"{EDGE}.jsonl"
+    shutil.copyfile(CLAUDE_PROJECT / f"{EDGE}.jsonl", path)
+    fresh = ReadStats()
+    turns = list(read_claude_file(path, fresh))
+    assert fresh.truncated_tail and fresh.cut_off_files == 0
+    two_days_ago = time.time() - 2 * 86400
+    os.utime(path, (two_days_ago, two_days_ago))
+    old = ReadStats()
+    assert list(read_claude_file(path, old)) == turns and len(turns) == 3
+    assert not old.truncated_tail and old.cut_off_files == 1
+    assert old.corrupt_records == fresh.corrupt_records == 1
 
 
 @pytest.mark.parametrize("newlines", [True, False])

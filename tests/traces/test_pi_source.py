@@ -83,7 +83,8 @@ def test_a_damaged_session_is_read_around_its_bad_lines_and_counts_them() -> Non
     assert stats.corrupt_records == 1
     assert stats.unknown_records == 1
     assert stats.invalid_utf8 == 1
-    assert stats.truncated_tail
+    # its cut-off last line: still being written or a truncated transcript, by the file's age
+    assert stats.truncated_tail != (stats.cut_off_files == 1)
 
 
 def test_summaries_and_extension_messages_are_kept_as_scaffolding(tmp_path: Path) -> None:
