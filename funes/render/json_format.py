@@ -5,7 +5,9 @@ only ever added, never removed, renamed or given another meaning; a change that 
 bumps the version. Text is the stored text, verbatim (JSON escaping makes it inert). Outside
 ASCII, the characters that reorder or break what a terminal shows (bidirectional overrides and
 isolates, U+2028/U+2029) are written as `\\uXXXX` escapes: the same data to a JSON reader,
-inert on a terminal.
+inert on a terminal. A lone UTF-16 surrogate (a command-line argument that was not UTF-8: its
+bytes arrive as surrogate escapes) is written as U+FFFD, as stored text has it: the document is
+always valid UTF-8.
 """
 
 from __future__ import annotations
@@ -27,12 +29,14 @@ SESSIONS_SCHEMA = "funes.sessions/1"
 
 
 _SHOWN_OTHERWISE = re.compile("[\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _dump(document: dict[str, Any]) -> str:
     text = json.dumps(document, ensure_ascii=False, indent=2) + "\n"
     if text.isascii():
         return text
+    text = _SURROGATE.sub("\ufffd", text)
     return _SHOWN_OTHERWISE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 

@@ -4,6 +4,7 @@ error paths, which need none."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -117,6 +118,24 @@ def test_a_query_of_only_punctuation_answers_no_results(isolated_env: Path) -> N
     funes("index")
     out = funes("recall", '"*"', "--harness", "codex")
     assert out.stdout == "no results\n"
+
+
+def test_json_output_is_utf8_for_a_query_whose_bytes_are_not(isolated_env: Path) -> None:
+    """An argument that is not UTF-8 reaches Python as surrogate escapes; --json wrote them
+    back as the raw bytes, a document no JSON reader accepts (new-user trial)."""
+    write_session(isolated_env, conversation(PAIRS))
+    funes("index")
+    for query in (b"nightly export \xff\xfe", b"nightly export \xed\xa0\x80"):
+        ran = subprocess.run(
+            [sys.executable, "-m", "funes", "recall", query, "--json"],
+            capture_output=True,
+            timeout=300,
+            env=os.environ.copy(),
+        )
+        assert ran.returncode == 0, ran.stderr
+        document = json.loads(ran.stdout.decode("utf-8"))
+        assert document["query"].startswith("nightly export \ufffd")
+        assert document["hits"] and "OOM-killed" in ran.stdout.decode("utf-8")
 
 
 def test_index_while_another_writer_holds_the_memory_past_its_wait_exits_75(
