@@ -51,6 +51,12 @@ SEEDED = [
 ]
 
 
+# Seeded questions whose best evidence stays under the support threshold: the paraphrase shares
+# no word or stem with its passage (fixtures/README.md), so its support is the cosine's share
+# alone (0.25 < 0.32 with all-minilm-l6-v2-int8)
+WEAK = {"Why did tiny pigment quantities disappear when mixing?"}
+
+
 def _funes(*args: str) -> subprocess.CompletedProcess[str]:
     out = subprocess.run(
         [sys.executable, "-m", "funes", *args],
@@ -104,9 +110,13 @@ def _use_indexed_home(indexed: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_seeded_question_recalls_its_passage_first_with_a_working_get_line(
     question: str, session: str, turns: set[str]
 ) -> None:
-    # --all: a paraphrase whose evidence is weak is still ranked first, after the miss line
-    out = _funes("recall", question, "-k", "3", "--all").stdout
-    if out.startswith("no supporting passage"):
+    out = _funes("recall", question, "-k", "3").stdout
+    if question in WEAK:
+        # the default recall says it holds no supporting passage; --all shows the candidates,
+        # the right one first (fixtures/README.md says so)
+        assert out.startswith("no supporting passage"), out
+        out = _funes("recall", question, "-k", "3", "--all").stdout
+        assert out.startswith("no supporting passage"), out
         out = out.split("\n", 1)[1]
     first = out.split("---\n")[0].splitlines()
     get_line = first[1].split()
