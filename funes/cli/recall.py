@@ -140,7 +140,8 @@ def recall(
 
         from funes.render import human
 
-        Console().print(human.recall(outcome, weak=show_all))
+        # crop=False: the get command lines are never cut nor folded (funes.render.human)
+        Console().print(human.recall(outcome, weak=show_all), crop=False)
     else:
         click.echo(agent_render.recall(outcome, weak=show_all), nl=False)
 

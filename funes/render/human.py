@@ -54,9 +54,10 @@ def recall(outcome: RecallOutcome, *, weak: bool = False) -> Group:
         )
         # Text, not str: rich would read `[...]` in a path as markup
         parts.append(Panel(body, title=Text(title), title_align="left"))
-        # below the panel, folded rather than cut (a border title or subtitle is cut to fit),
-        # so the whole command can be copied however narrow the terminal
-        parts.append(Text(f"  → {command}", style="dim", overflow="fold"))
+        # below the panel (a border title or subtitle is cut to fit), on one line however
+        # narrow the terminal: a line rich folded was copied with a line break inside the
+        # command; one longer than the terminal is wrapped by the terminal, and copies whole
+        parts.append(Text(f"  → {command}", style="dim", no_wrap=True, overflow="ignore"))
     return Group(*parts)
 
 
