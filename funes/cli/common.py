@@ -57,6 +57,11 @@ def _heal_launcher(rt: Runtime) -> None:
 
 
 class HarnessType(click.ParamType):  # type: ignore[type-arg]  # generic only in newer click
+    """An agent name (`claude`, `codex`, `pi`, `hermes`, or a stored facet like `claude_code`),
+    or `parquet`: the stored harness of rows imported from an agent-traces parquet without a
+    known agent, which recall and sessions can select and index the parquet files of a folder
+    by. Harness.parse's own error names the agents alone (what `funes add` takes)."""
+
     name = "harness"
 
     def convert(
@@ -68,8 +73,9 @@ class HarnessType(click.ParamType):  # type: ignore[type-arg]  # generic only in
             return value
         try:
             harness = Harness.parse(str(value))
-        except ValueError as exc:
-            self.fail(str(exc), param, ctx)
+        except ValueError:
+            names = ", ".join(h.agent_name for h in Harness)
+            self.fail(f"unknown harness {value!r} (expected one of: {names})", param, ctx)
         assert harness is not None
         return harness
 

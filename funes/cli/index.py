@@ -23,7 +23,11 @@ TIER_NAMES = ("text", "tool calls", "tool output")
 
 @click.command()
 @click.argument("path", required=False)
-@click.option("--harness", type=HarnessType(), help="Only this agent: claude, codex, pi or hermes.")
+@click.option(
+    "--harness",
+    type=HarnessType(),
+    help="Only this agent: claude, codex, pi or hermes (parquet: a folder's agent-traces parquet files).",
+)
 @click.option("--limit", type=click.IntRange(min=0), default=None, help="Index at most N sessions.")
 @click.option("--no-thinking", is_flag=True, help="Do not index thinking blocks.")
 @click.option("--yes", "-y", is_flag=True, help="No time budget: index everything owed now.")

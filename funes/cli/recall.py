@@ -67,7 +67,10 @@ from funes.traces import BlockType, Harness
     help="Only text, thinking, tool_use or tool_result blocks; repeat for any of several.",
 )
 @click.option(
-    "--harness", type=HarnessType(), default=None, help="Only claude, codex, pi or hermes sessions."
+    "--harness",
+    type=HarnessType(),
+    default=None,
+    help="Only claude, codex, pi or hermes sessions (parquet: imported rows of no known agent).",
 )
 @click.option("--no-rerank", is_flag=True, help="Skip the cross-encoder (evidence order).")
 @click.option(

@@ -23,7 +23,10 @@ from funes.traces import Harness
 
 @click.command()
 @click.option(
-    "--harness", type=HarnessType(), default=None, help="Only claude, codex, pi or hermes sessions."
+    "--harness",
+    type=HarnessType(),
+    default=None,
+    help="Only claude, codex, pi or hermes sessions (parquet: imported rows of no known agent).",
 )
 @click.option(
     "--prompt",

@@ -258,6 +258,21 @@ def test_a_usage_error_exits_1_not_2_which_is_kept_for_a_refused_push(
     assert "No such option" in out.stderr and out.stdout == ""
 
 
+def test_every_harness_the_filters_take_is_named_in_their_help_and_errors(
+    isolated_env: Path, run: Callable[..., Ran]
+) -> None:
+    """`--harness parquet` (rows imported from a parquet without a known agent) worked, but
+    the help and the error for an unknown value named only the four agents (new-user trial)."""
+    for verb in ("recall", "sessions", "index"):
+        bad = run(verb, *(["q"] if verb == "recall" else []), "--harness", "cursor")
+        assert bad.returncode == 1
+        assert "expected one of: claude, codex, pi, hermes, parquet" in bad.stderr, bad.stderr
+        assert "parquet" in run(verb, "--help").stdout
+    write_session(isolated_env, conversation(PAIRS))
+    funes("index")
+    assert run("recall", "q", "--harness", "parquet").returncode == 0
+
+
 def test_a_query_that_starts_with_a_dash_is_told_how_to_pass_it(
     isolated_env: Path, run: Callable[..., Ran]
 ) -> None:
