@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from funes.commands.reading import open_reading
-from funes.commands.scope import NO_SCOPE, Scope, filters_for, match_session
+from funes.commands.scope import NO_SCOPE, Scope, filters_for, match_session, match_turn
 from funes.errors import UsageError
 from funes.memory import MemoryRef, Runtime, foreign_owner
 from funes.retrieval import TurnView, get_turns
@@ -34,10 +34,11 @@ def run_get(
     """The turn and its neighbours in the session (empty `turns` when the turn is absent;
     `session_found` False too when the memory holds no session of that id, prefix or label).
 
-    `session_id` may be a prefix naming one session (the 8 characters of a recall header).
-    `scope` (--project, --since/--until) restricts the turns shown and counted in the window;
-    a named turn outside it is absent. Raises UsageError for a blank session or turn id
-    (before anything is opened), a prefix naming several sessions, or a bad scope.
+    `session_id` may be a prefix naming one session (the 8 characters of a recall header),
+    `turn_id` a prefix naming one of its turns. `scope` (--project, --since/--until) restricts
+    the turns shown and counted in the window; a named turn outside it is absent. Raises
+    UsageError for a blank session or turn id (before anything is opened), a prefix naming
+    several sessions or turns, or a bad scope.
     """
     if not session_id.strip() or not turn_id.strip():
         raise UsageError(
@@ -55,6 +56,8 @@ def run_get(
         owner = foreign_owner(rt, memory)
         if matched is None:
             return GetOutcome([], session_id, turn_id, opened.label, owner, session_found=False)
+        # a short turn id too (a prefix of exactly one of the session's turn ids)
+        turn_id = match_turn(opened.stores, matched, turn_id)
         turns = get_turns(opened.memory, matched, turn_id, window=window, filters=filters)
         return GetOutcome(turns, matched, turn_id, opened.label, owner)
     finally:

@@ -159,6 +159,27 @@ def match_session(stores: Store | Sequence[Store], value: str) -> str | None:
     )
 
 
+def match_turn(stores: Store | Sequence[Store], session_id: str, value: str) -> str:
+    """The full id of the one turn of `session_id` that `value` names: its id or a prefix of
+    exactly one of its turns' ids (the 8 characters a Claude turn id starts with); `value`
+    itself when none matches (the caller reports it not found). Raises UsageError when
+    several do."""
+    text = printable(value.strip())
+    found: list[str] = []
+    for store in [stores] if isinstance(stores, Store) else stores:
+        limit = AMBIGUOUS_SHOWN + 1
+        found += [t for t in store.turns_starting(session_id, text, limit=limit) if t not in found]
+    if text in found or not found:
+        return text
+    if len(found) == 1:
+        return found[0]
+    shown = ", ".join(found[:AMBIGUOUS_SHOWN]) + (", …" if len(found) > AMBIGUOUS_SHOWN else "")
+    raise UsageError(
+        f"{text!r} names several turns of session {session_id}: {shown}",
+        hint="give more characters of the turn id",
+    )
+
+
 def resolve_session(stores: Store | Sequence[Store], value: str) -> str:
     """`match_session`, and UsageError when no session matches."""
     found = match_session(stores, value)

@@ -211,6 +211,21 @@ def session_key(raw: Any, session_id: str) -> int | None:
     return None if row is None else int(row[0])
 
 
+def turns_starting(raw: Any, session_id: str, prefix: str, *, limit: int) -> list[str]:
+    """Up to `limit` turn ids of the session that start with `prefix` (an exact id first),
+    in id order."""
+    session = session_key(raw, session_id)
+    if session is None:
+        return []
+    rows = raw.execute(
+        """select distinct turn_id from chunks
+           where session = :s and substr(turn_id, 1, length(:p)) = :p
+           order by turn_id != :p, turn_id limit :n""",
+        {"s": session, "p": prefix, "n": _limit(limit)},
+    ).fetchall()
+    return [str(r[0]) for r in rows]
+
+
 def sessions_starting(raw: Any, prefix: str, *, limit: int) -> list[str]:
     """Up to `limit` session ids that start with `prefix` (an exact id first), in id order."""
     rows = raw.execute(

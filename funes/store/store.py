@@ -600,6 +600,13 @@ class Store(KeptTombstones):
         return queries.sessions_starting(self._raw, prefix, limit=limit)
 
     @reads
+    def turns_starting(self, session_id: str, prefix: str, *, limit: int = 10) -> list[str]:
+        """Up to `limit` ids of the session's turns that start with `prefix` (exact first)."""
+        if not self._has_schema:
+            return []
+        return queries.turns_starting(self._raw, session_id, prefix, limit=limit)
+
+    @reads
     def with_subagents(self, session_ids: Sequence[str]) -> list[str]:
         """`session_ids` and every session they started, at any depth (sorted)."""
         found = set(session_ids)

@@ -89,6 +89,27 @@ def test_get_of_an_unknown_turn_says_so_and_exits_1(isolated_env: Path) -> None:
     )
 
 
+def test_get_takes_a_turn_prefix_as_it_takes_a_session_prefix(isolated_env: Path) -> None:
+    """`funes get a45e9651 8f558f91` (both ids shortened) said the turn was not found, though
+    the session prefix worked (new-user trial)."""
+    # the conversation's turn ids share their first 34 characters: give each its own head
+    lines = [json.loads(line) for line in conversation(PAIRS)]
+    for line in lines:
+        for key in ("uuid", "parentUuid"):
+            if line.get(key):
+                line[key] = f"{int(line[key][-4:], 16):x}" + line[key][1:]
+    write_session(isolated_env, [json.dumps(line) for line in lines])
+    funes("index")
+    hit = funes("recall", "export", "-k", "1").stdout.splitlines()[1].split()
+    session, turn = hit[2], hit[3]
+    whole = funes("get", session, turn, "--format", "agent").stdout
+    assert funes("get", session[:8], turn[:8], "--format", "agent").stdout == whole
+    several = funes("get", session, "0000", check=False)  # no turn id starts so here
+    assert several.returncode == 1 and several.stdout.startswith("turn 0000 not found")
+    blank = funes("get", session, " ", check=False)  # a usage error, not a prefix of every turn
+    assert blank.returncode == 1 and "needs a session id and a turn id" in blank.stderr
+
+
 def test_recall_before_any_index_explains_what_to_run(
     isolated_env: Path, run: Callable[..., Ran]
 ) -> None:
