@@ -24,7 +24,10 @@ onnxruntime not yet imported (its thread pools do not survive a fork). The child
 streams go to /dev/null, so it writes nothing the user reads and holds no pipe of theirs
 open; it leaves with os._exit (no atexit handlers, no buffered output of the parent). A child
 nobody asks is stopped at the parent's exit, or leaves by itself when the parent is gone (its
-query pipe reads end-of-file).
+query pipe reads end-of-file). A parent that dies without its exit handlers (SIGKILL, a
+SIGTERM before the CLI has set its handler) takes the child with it: the kernel sends the
+child SIGKILL then (prctl PR_SET_PDEATHSIG); it would otherwise finish loading the model, a
+second or more of a core, before finding the pipe closed.
 
 Protocol: parent → child one JSON object `{"model": <spec name>, "query": <text>, "ids":
 [...], "type_ids": [...]}` (the token lists when the parent tokenized the query), then
@@ -93,9 +96,11 @@ class QueryPrefetch:
             # a Ctrl-C right at the fork must not reach the child before its stderr is
             # /dev/null (threading's after-fork hook would print a traceback there)
             mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+            parent = os.getpid()
             try:
                 pid = os.fork()
                 if pid == 0:  # the child: never returns
+                    _die_with(parent)
                     _quiet_child()
                     signal.pthread_sigmask(signal.SIG_SETMASK, mask)
                     os.close(query_w)
@@ -214,6 +219,23 @@ def _above_stdio(fd: int) -> int:
         return fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
     finally:
         os.close(fd)
+
+
+def _die_with(parent: int) -> None:
+    """In the child, first: be sent SIGKILL when the parent ends (Linux prctl
+    PR_SET_PDEATHSIG; ctypes is imported by numpy in the child anyway), and leave at once if
+    it ended before this call. Without prctl, nothing: the query pipe's end-of-file remains."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):  # no libc prctl: not Linux after all
+        return
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
 def _quiet_child() -> None:

@@ -8,8 +8,10 @@ onnxruntime imported and threads running, where no child is forked."""
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -204,3 +206,32 @@ def test_a_process_that_imported_onnxruntime_is_not_forked() -> None:
     from funes.inference.prefetch import can_fork
 
     assert can_fork() is False
+
+
+def test_a_parent_killed_while_the_child_loads_takes_the_child_with_it() -> None:
+    """A parent killed before its exit handlers could stop the child (SIGKILL, a SIGTERM before
+    the CLI's handler: new-user trial) left it loading the model on its own for seconds; the
+    kernel now kills it with its parent (the loader here sleeps a minute)."""
+    script = (
+        "import os, signal, time\n"
+        "from funes.inference import prefetch\n"
+        "prefetch.warm_up(lambda: time.sleep(60))\n"
+        "print(prefetch._warm.pid, flush=True)\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    ran = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert ran.returncode == -signal.SIGKILL, ran.stderr
+    child = int(ran.stdout)
+    deadline = time.monotonic() + 5.0
+    while _running(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _running(child)
+
+
+def _running(pid: int) -> bool:
+    """Whether `pid` is a live process (not gone, not a zombie waiting to be reaped)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
