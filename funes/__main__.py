@@ -2,7 +2,8 @@
 
 The CLI's modules are imported inside `main`, so an interrupt while they load (click, rich and
 the rest take a noticeable moment on a slow machine) exits 130 like one anywhere later, never
-with a traceback (funes.cli.main handles it once the CLI runs). Before anything else, the
+with a traceback (funes.cli.main handles it once the CLI runs); a SIGTERM then exits 143 with
+`funes: terminated`, as later (Python's default died of the signal, without a word). Before anything else, the
 standard streams are made safe to use (funes.stdio).
 
 The cyclic garbage collector is off while the CLI's modules load: every collection of an older
@@ -22,6 +23,7 @@ import sys
 
 def main() -> None:
     gc.disable()
+    early = _EarlySigterm.install()
     try:
         from funes import stdio
 
@@ -35,16 +37,48 @@ def main() -> None:
         from funes.cli import end_on_sigterm
         from funes.cli import main as cli_main
 
+        early.remove()
         end_on_sigterm()
     except KeyboardInterrupt:
         # clear CPython's mark of an unhandled interrupt, or `python -m funes` ends by SIGINT
         # (funes.cli.main._forget_unhandled_interrupt, not imported: it may be what was cut)
         exec("")
-        sys.exit(130)
+        print("funes: terminated" if early.fired else "funes: aborted", file=sys.stderr)
+        sys.exit(143 if early.fired else 130)
     if _verb(sys.argv[1:]) != "recall":
         gc.freeze()
         gc.enable()
     cli_main()
+
+
+class _EarlySigterm:
+    """SIGTERM as Ctrl-C until the CLI sets its own handler (funes.cli.end_on_sigterm); left
+    alone where the parent ignores SIGTERM (nohup-like), as the CLI's is."""
+
+    def __init__(self) -> None:
+        self.fired = False
+        self.installed = False
+
+    @classmethod
+    def install(cls) -> _EarlySigterm:
+        import signal
+
+        early = cls()
+        if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+            signal.signal(signal.SIGTERM, early._on_sigterm)
+            early.installed = True
+        return early
+
+    def _on_sigterm(self, signum: int, frame: object) -> None:
+        self.fired = True
+        raise KeyboardInterrupt
+
+    def remove(self) -> None:
+        """Back to the default, for the CLI's handler to take its place."""
+        import signal
+
+        if self.installed:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _embeds_a_query(args: list[str]) -> bool:

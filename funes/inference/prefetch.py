@@ -93,9 +93,11 @@ class QueryPrefetch:
             for _ in range(2):  # above 0-2 even when one of them is closed: the child's
                 fds.extend(_above_stdio(fd) for fd in os.pipe())  # dup2 would take it
             query_r, query_w, vector_r, vector_w = fds
-            # a Ctrl-C right at the fork must not reach the child before its stderr is
-            # /dev/null (threading's after-fork hook would print a traceback there)
-            mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+            # a Ctrl-C (or SIGTERM: the console script's early handler raises it too) right at
+            # the fork must not reach the child before its handlers are the default ones: the
+            # interrupt would run on in the child as in the parent (threading's after-fork
+            # hook would print a traceback, or the child return into the CLI)
+            mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
             parent = os.getpid()
             try:
                 pid = os.fork()
@@ -239,11 +241,14 @@ _PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
 def _quiet_child() -> None:
-    """In the child, first: standard streams to /dev/null, Ctrl-C ends it without Python."""
+    """In the child, first: standard streams to /dev/null, Ctrl-C and SIGTERM end it without
+    Python (the parent's handlers are the CLI's)."""
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+    if signal.getsignal(signal.SIGTERM) != signal.SIG_IGN:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _reap(pid: int) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -623,6 +624,39 @@ def test_only_a_recall_runs_without_the_cyclic_garbage_collector(
     ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout.split() == (["True", "True"] if collects else ["False", "False"])
+
+
+@pytest.mark.parametrize(
+    ("sig", "code", "said"), [("SIGTERM", 143, "terminated"), ("SIGINT", 130, "aborted")]
+)
+def test_a_signal_while_the_cli_loads_exits_as_one_later_does(
+    sig: str, code: int, said: str
+) -> None:
+    """A SIGTERM before the CLI had set its handler ended the process by the signal (-15),
+    without a word (new-user trial: 11 of 40 early SIGTERMs); now 143 and `funes:
+    terminated`, as a signal later gives (Ctrl-C: 130, `funes: aborted`). The CLI's import is
+    held back here so the signal lands while it loads."""
+    code_text = (
+        "import importlib.abc, os, signal, sys, time\n"
+        "class Slow(importlib.abc.MetaPathFinder):\n"
+        "    def find_spec(self, name, path, target=None):\n"
+        "        if name == 'funes.cli':\n"
+        "            print('loading', flush=True)\n"
+        "            time.sleep(30)\n"
+        "        return None\n"
+        "sys.meta_path.insert(0, Slow())\n"
+        "sys.argv = ['funes', 'recall', 'why']\n"
+        "from funes.__main__ import main\n"
+        "main()\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code_text], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None and proc.stdout.readline() == "loading\n"
+    proc.send_signal(getattr(signal, sig))
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == code, err
+    assert err.strip() == f"funes: {said}"
 
 
 @pytest.mark.parametrize("size", ["1m", "150m"], ids=["first-write", "later-write"])
