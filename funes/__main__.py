@@ -3,8 +3,8 @@
 The CLI's modules are imported inside `main`, so an interrupt while they load (click, rich and
 the rest take a noticeable moment on a slow machine) exits 130 like one anywhere later, never
 with a traceback (funes.cli.main handles it once the CLI runs); a SIGTERM then exits 143 with
-`funes: terminated`, as later (Python's default died of the signal, without a word). Before anything else, the
-standard streams are made safe to use (funes.stdio).
+`funes: terminated`, as later (Python's default died of the signal, without a word). Before
+anything else, the standard streams are made safe to use (funes.stdio).
 
 The cyclic garbage collector is off while the CLI's modules load: every collection of an older
 generation walks every object the imports have created so far, ~7% of a cold `funes recall`
@@ -23,8 +23,9 @@ import sys
 
 def main() -> None:
     gc.disable()
-    early = _EarlySigterm.install()
+    early = _EarlySigterm()
     try:
+        early.install()
         from funes import stdio
 
         stdio.guard()  # closed standard streams reopened, stdout's failures recorded
@@ -59,15 +60,12 @@ class _EarlySigterm:
         self.fired = False
         self.installed = False
 
-    @classmethod
-    def install(cls) -> _EarlySigterm:
+    def install(self) -> None:
         import signal
 
-        early = cls()
         if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
-            signal.signal(signal.SIGTERM, early._on_sigterm)
-            early.installed = True
-        return early
+            signal.signal(signal.SIGTERM, self._on_sigterm)
+            self.installed = True
 
     def _on_sigterm(self, signum: int, frame: object) -> None:
         self.fired = True
