@@ -153,9 +153,8 @@ def match_session(stores: Store | Sequence[Store], value: str) -> str | None:
         return text if text in found else found[0]
     if not found:
         return None
-    shown = ", ".join(found[:AMBIGUOUS_SHOWN]) + (", …" if len(found) > AMBIGUOUS_SHOWN else "")
     raise UsageError(
-        f"{text!r} names several sessions: {shown}", hint="give more characters of the id"
+        f"{text!r} names several sessions: {_listed(found)}", hint="give more characters of the id"
     )
 
 
@@ -173,11 +172,15 @@ def match_turn(stores: Store | Sequence[Store], session_id: str, value: str) -> 
         return text
     if len(found) == 1:
         return found[0]
-    shown = ", ".join(found[:AMBIGUOUS_SHOWN]) + (", …" if len(found) > AMBIGUOUS_SHOWN else "")
     raise UsageError(
-        f"{text!r} names several turns of session {session_id}: {shown}",
+        f"{text!r} names several turns of session {session_id}: {_listed(found)}",
         hint="give more characters of the turn id",
     )
+
+
+def _listed(ids: Sequence[str]) -> str:
+    """The first AMBIGUOUS_SHOWN of `ids`, comma-separated, `…` when there are more."""
+    return ", ".join(ids[:AMBIGUOUS_SHOWN]) + (", …" if len(ids) > AMBIGUOUS_SHOWN else "")
 
 
 def resolve_session(stores: Store | Sequence[Store], value: str) -> str:

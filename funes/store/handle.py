@@ -211,9 +211,13 @@ class StoreHandle:
             f"this memory was built with {self.model_id}, not {model_id}", hint=hint
         )
 
+    @property
+    def _vector_scale(self) -> float:
+        """The int8 scale this memory's vectors were stored with (VECTOR_SCALE when unstamped)."""
+        return float(self._meta.get("vector_scale", VECTOR_SCALE))
+
     def _vector_bytes(self, vectors: NDArray[np.float32]) -> list[bytes]:
-        scale = float(self._meta.get("vector_scale", VECTOR_SCALE))
-        return meta.vector_bytes(vectors, element=self.vector_element, scale=scale)
+        return meta.vector_bytes(vectors, element=self.vector_element, scale=self._vector_scale)
 
     def _insert_vector(self, rowid: int, blob: bytes, harness: str, block_type: str) -> None:
         writes.insert_vector(

@@ -32,7 +32,7 @@ from funes.store.forgetting import ForgetRule
 from funes.store.handle import reads
 from funes.store.listing import SessionSummary
 from funes.store.lock import waiting_marker, writer_lock
-from funes.store.meta import VECTOR_SCALE, now_utc
+from funes.store.meta import now_utc
 from funes.store.provenance import Keys
 from funes.store.reconcile import Held
 from funes.store.rows import StoredChunk, StoreState, StoreStats, UnitRecord
@@ -527,8 +527,7 @@ class Store(KeptTombstones):
         if not self._conn.vectors or self.model_id is None:
             return []
         if isinstance(vector, bytes):
-            scale = float(self._meta.get("vector_scale", VECTOR_SCALE))
-            blob = meta.query_blob(vector, element=self.vector_element, scale=scale)
+            blob = meta.query_blob(vector, element=self.vector_element, scale=self._vector_scale)
         else:
             blob = self._vector_bytes(vector.reshape(1, -1))[0]
         if filters == NO_FILTERS and (found := self._indexed_search(blob, k)) is not None:
@@ -570,8 +569,7 @@ class Store(KeptTombstones):
         """The cosine of two unit vectors whose stored forms lie `distance` apart (what
         `semantic` returns): 1 − d²/2, with d in units of the int8 scale for int8 vectors
         (measured on the dev set: within 0.002 of the cosine of the stored vectors)."""
-        scale = float(self._meta.get("vector_scale", VECTOR_SCALE))
-        unit = scale if self.vector_element == "int8" else 1.0
+        unit = self._vector_scale if self.vector_element == "int8" else 1.0
         return 1.0 - (distance / unit) ** 2 / 2.0
 
     @reads
