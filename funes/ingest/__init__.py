@@ -1,6 +1,7 @@
 """The write path: sources → redact → chunk → embed → store, and the spool that feeds it.
 
     indexing.py  the index loop over sources (tiers, budget, per-unit guard, backfill)
+    pump.py      owed vectors embedded on a background thread while the loop stores
     spool.py     the spool directory: entry format, enqueue/claim/ack/park, worker lock
     drain.py     a worker's drain: claim, settle, index the named units, ack or retry
     scrub.py     rewriting stored rows under newer redaction rules

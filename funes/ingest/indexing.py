@@ -3,11 +3,12 @@
 `index()` walks units newest first (subagent files after main sessions), skips units whose
 signature and tier are already recorded, and writes chunks in batches, one transaction each.
 Chunks are stored lexical first (BM25 finds them at once) and recorded as owing a vector
-(store `vectors_owed`); `backfill_vectors` then embeds what is owed in priority order — prose
-(text, thinking), tool output, tool calls — newest turn first, within the run's time budget,
-and later runs (and hook workers, a slice per turn) go on where it stopped. A budgeted sweep
-therefore reads the prose of every unit, embeds it, then reads tool calls and output, then
-embeds tool output and tool calls. A unit is recorded as indexed only after all of its chunks
+(store `vectors_owed`); what is owed is embedded in priority order — prose (text, thinking),
+tool output, tool calls — newest turn first, within the run's time budget, and later runs (and
+hook workers, a slice per turn) go on where it stopped. A budgeted sweep therefore reads the
+prose of every unit, embeds it, then reads tool calls and output, then embeds tool output and
+tool calls; the model runs on a background thread while the pass goes on storing
+(funes.ingest.pump: fed between units, embedding what is already stored, drained after). A unit is recorded as indexed only after all of its chunks
 are committed, so a crash at any point is repaired by the next run (chunk ids are stable;
 a stored chunk is embedded again only when its text or embedding context changed). A re-read
 unit is reconciled with what is stored (`funes.ingest.reconcile`): a rewritten chunk owes its
@@ -23,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from funes.chunks import chunk_turn
 from funes.errors import IncompatibleStore, ModelUnavailable, StoreLocked
 from funes.inference import Embedder
-from funes.ingest.embed_input import stored_embedding_inputs
+from funes.ingest.pump import BACKFILL_BATCH, VectorPump
 from funes.ingest.reconcile import UnitWriter
 from funes.ingest.scrub import ScrubReport, scrub
 from funes.redact import Scanner, redact
@@ -134,43 +135,52 @@ def index(sources: Sequence[TraceSource], job: IndexJob) -> IndexReport:
     tiers = [TOP_TIER] if job.all_tiers_at_once else list(range(len(TIERS)))
     indexed: set[str] = set()
     failed: set[str] = set()
-    for tier in tiers:
-        due = [
-            u
-            for u in ordered
-            if u.key not in failed and owed(job.store, u, tier, include_thinking=thinking)
-        ]
-        for done, unit in enumerate(due, 1):
-            if deadline is not None and time.monotonic() > deadline:
-                report.budget_exhausted = True
-                report.units_pending = len(due) - done + 1
+    # embeds what the pass has stored while it reads on: while a budgeted sweep stores prose,
+    # prose alone; while it stores the rest, prose and tool output (what the vector leg
+    # searches); tool calls wait for the last drain, as they did
+    pump = _Pump(job, report, embedder)
+    try:
+        for tier in tiers:
+            feed_priority = 0 if tier == 0 and len(tiers) > 1 else 1
+            due = [
+                u
+                for u in ordered
+                if u.key not in failed and owed(job.store, u, tier, include_thinking=thinking)
+            ]
+            for done, unit in enumerate(due, 1):
+                if deadline is not None and time.monotonic() > deadline:
+                    report.budget_exhausted = True
+                    report.units_pending = len(due) - done + 1
+                    break
+                # A unit re-read for a later tier adds chunks but is not counted again.
+                first_read = unit.key not in indexed
+                written, ok = index_unit(
+                    by_unit[unit.key], unit, job, tier=tier, report=report, count=first_read
+                )
+                (indexed if ok else failed).add(unit.key)
+                if job.progress is not None:
+                    job.progress(Progress(tier, done, len(due), unit.key, written))
+                pump.feed(max_priority=feed_priority)
+            if report.budget_exhausted:
                 break
-            # A unit re-read for a later tier adds chunks but is not counted again.
-            first_read = unit.key not in indexed
-            written, ok = index_unit(
-                by_unit[unit.key], unit, job, tier=tier, report=report, count=first_read
-            )
-            (indexed if ok else failed).add(unit.key)
-            if job.progress is not None:
-                job.progress(Progress(tier, done, len(due), unit.key, written))
-        if report.budget_exhausted:
-            break
-        if tier == 0 and len(tiers) > 1 and embedder is not None:
-            # prose is embedded before tool calls and output are read
-            embedder = _backfill(job, embedder, report, deadline=deadline, max_priority=0)
-    if job.store.redaction_floor < job.scanner.version:
-        report.upgrade = scrub(job.store, job.scanner, embedder, only_outdated=True)
-    report.units_indexed = len(indexed)
-    report.forgotten = job.store.forgotten_refused
-    report.units_unchanged = sum(
-        1
-        for u in ordered
-        if u.key not in indexed
-        and u.key not in failed
-        and not owed(job.store, u, TOP_TIER, include_thinking=thinking)
-    )
-    if embedder is not None:
-        _backfill(job, embedder, report, deadline=deadline)
+            if tier == 0 and len(tiers) > 1:
+                # prose is embedded before tool calls and output are read
+                pump.drain(deadline=deadline, max_priority=0)
+        if job.store.redaction_floor < job.scanner.version:
+            pump.drain(deadline=0.0)  # only what is in flight: the rescan embeds on its own
+            report.upgrade = scrub(job.store, job.scanner, pump.embedder, only_outdated=True)
+        report.units_indexed = len(indexed)
+        report.forgotten = job.store.forgotten_refused
+        report.units_unchanged = sum(
+            1
+            for u in ordered
+            if u.key not in indexed
+            and u.key not in failed
+            and not owed(job.store, u, TOP_TIER, include_thinking=thinking)
+        )
+        pump.drain(deadline=deadline)
+    finally:
+        pump.close()
     report.vectors_owed = job.store.owed_total()
     if deadline is not None and report.vectors_owed and time.monotonic() > deadline:
         report.budget_exhausted = True
@@ -178,29 +188,46 @@ def index(sources: Sequence[TraceSource], job: IndexJob) -> IndexReport:
     return report
 
 
-def _backfill(
-    job: IndexJob,
-    embedder: Embedder,
-    report: IndexReport,
-    *,
-    deadline: float | None,
-    max_priority: int | None = None,
-) -> Embedder | None:
-    """`backfill_vectors` of the job's store, counted in `report`. Returns the embedder to go
-    on with: None when its model cannot be loaded (ModelUnavailable, kept in
-    `report.model_unavailable`; the chunks stay stored, owing their vectors)."""
-    try:
-        report.vectors_backfilled += backfill_vectors(
-            job.store,
-            embedder,
-            deadline=deadline,
-            max_priority=max_priority,
-            progress=job.vector_progress,
+class _Pump:
+    """An index run's VectorPump, counted in its report: embedding stops, and the run goes on
+    storing, from the first time the embedder's model cannot be loaded (ModelUnavailable,
+    kept in `report.model_unavailable`; the chunks stay stored, owing their vectors)."""
+
+    def __init__(self, job: IndexJob, report: IndexReport, embedder: Embedder | None) -> None:
+        self.job = job
+        self.report = report
+        self.embedder = embedder
+        self._pump = (
+            VectorPump(job.store, embedder)
+            if embedder is not None and job.store.vectors_available
+            else None
         )
-    except ModelUnavailable as exc:
-        report.model_unavailable = exc
-        return None
-    return embedder
+
+    def feed(self, *, max_priority: int | None) -> None:
+        if self._pump is not None:
+            self._run(lambda p: p.feed(max_priority=max_priority))
+
+    def drain(self, *, deadline: float | None, max_priority: int | None = None) -> None:
+        if self._pump is not None:
+            self._run(
+                lambda p: p.drain(
+                    max_priority=max_priority, deadline=deadline, progress=self.job.vector_progress
+                )
+            )
+
+    def _run(self, step: Callable[[VectorPump], int]) -> None:
+        assert self._pump is not None
+        try:
+            self.report.vectors_backfilled += step(self._pump)
+        except ModelUnavailable as exc:
+            self.report.model_unavailable = exc
+            self.close()
+            self.embedder = None
+
+    def close(self) -> None:
+        if self._pump is not None:
+            self._pump.close()
+            self._pump = None
 
 
 # A unit indexed with --no-thinking is recorded under its signature plus this suffix, so a later
@@ -314,11 +341,6 @@ def _redacted(turn: Turn, scanner: Scanner) -> tuple[Turn, dict[int, int]]:
     return (replace(turn, blocks=tuple(blocks)) if found else turn), found
 
 
-# Chunks per embedding call of a backfill: ~0.3-1 s of the int8 model on 2 cores, the
-# granularity at which a backfill notices its deadline or a writer waiting for the memory.
-BACKFILL_BATCH = 32
-
-
 def backfill_vectors(
     store: Store,
     embedder: Embedder,
@@ -333,23 +355,11 @@ def backfill_vectors(
     until none is left (of priority ≤ `max_priority` when given), `deadline`
     (time.monotonic()) passes or `stop()` says so; checked between batches. Returns how many
     were embedded. The embedding input is each chunk's under the memory's recipe
-    (funes.ingest.embed_input)."""
+    (funes.ingest.embed_input); the store's reads and writes overlap the model
+    (funes.ingest.pump)."""
     if not store.vectors_available or store.model_id is None:
         return 0
-    total = 0
-    owed_at_start: int | None = None
-    while True:
-        if deadline is not None and time.monotonic() > deadline:
-            return total
-        if stop is not None and stop():
-            return total
-        rows = store.owed_vectors(limit=batch, max_priority=max_priority)
-        if not rows:
-            return total
-        if owed_at_start is None:
-            owed_at_start = store.owed_total()
-        vectors = embedder.embed(stored_embedding_inputs(store, [(r, t) for r, t, _, _ in rows]))
-        store.add_vectors(rows, vectors)
-        total += len(rows)
-        if progress is not None:
-            progress(total, max(owed_at_start, total))
+    with VectorPump(store, embedder, batch=batch) as pump:
+        return pump.drain(
+            max_priority=max_priority, deadline=deadline, stop=stop, progress=progress
+        )

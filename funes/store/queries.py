@@ -8,6 +8,7 @@ searched for as text and never parsed as an operator.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -457,6 +458,24 @@ def owed_vectors(
         {"p": max_priority, "limit": limit},
     ).fetchall()
     return [(int(r[0]), r[1], r[2], r[3]) for r in rows]
+
+
+def owed_among(raw: Any, rowids: Sequence[int]) -> list[tuple[int, str, str, str]]:
+    """(rowid, text, harness, block_type) of those of `rowids` still owed a vector, as they
+    are stored now (a chunk deleted or already given its vector is left out)."""
+    out: list[tuple[int, str, str, str]] = []
+    for start in range(0, len(rowids), 500):
+        part = list(rowids[start : start + 500])
+        marks = ",".join("?" * len(part))
+        out.extend(
+            (int(r[0]), r[1], r[2], r[3])
+            for r in raw.execute(
+                f"""select c.rowid, c.text, c.harness, c.block_type from vectors_owed o
+                    join chunk_rows c on c.rowid = o.rowid where o.rowid in ({marks})""",
+                part,
+            )
+        )
+    return out
 
 
 def owed_counts(raw: Any) -> dict[int, int]:

@@ -430,6 +430,15 @@ class Store(KeptTombstones):
         return queries.owed_vectors(self._raw, limit=limit, max_priority=max_priority)
 
     @reads
+    def owed_among(self, rowids: Sequence[int]) -> list[tuple[int, str, str, str]]:
+        """`owed_vectors` rows of those of `rowids` still owed a vector, with their text as
+        stored now (funes.ingest.pump checks a vector computed off the write thread against
+        them before writing it)."""
+        if not self._conn.vectors or self.model_id is None or not rowids:
+            return []
+        return queries.owed_among(self._raw, rowids)
+
+    @reads
     def owed_counts(self) -> dict[int, int] | None:
         """priority → chunks owed a vector; None while a memory indexed before they were
         tracked has not been counted yet (its first index run does it)."""
