@@ -299,7 +299,7 @@ def index_unit(
                 for b in turn.blocks
                 if b.cut_chars and (thinking or b.type is not BlockType.THINKING)
             )
-            turn, findings = _redacted(turn, job.scanner)
+            turn, findings = _redacted(turn, job.scanner, compared)
             writer.add(turn, chunk_turn(turn, types=compared, host=job.host), findings)
         writer.finish()
     except (StoreLocked, IncompatibleStore, ModelUnavailable):
@@ -326,13 +326,20 @@ def index_unit(
     return written, ok
 
 
-def _redacted(turn: Turn, scanner: Scanner) -> tuple[Turn, dict[int, int]]:
-    """The turn with its secrets redacted, and {block index: secrets redacted in it} (blocks
-    without any left out). The report counts a block's secrets once a chunk of it is stored
+def _redacted(
+    turn: Turn, scanner: Scanner, types: set[BlockType] | None = None
+) -> tuple[Turn, dict[int, int]]:
+    """The turn with the secrets of its blocks of `types` (None: all) redacted, and {block
+    index: secrets redacted in it} (blocks without any left out). Only the blocks the pass
+    chunks need it: a chunk is made of its own block alone (funes.chunks.chunk_turn). The
+    report counts a block's secrets once a chunk of it is stored
     (funes.ingest.reconcile.UnitWriter), never those of a forgotten session's."""
     blocks: list[Block] = []
     found: dict[int, int] = {}
     for idx, block in enumerate(turn.blocks):
+        if types is not None and block.type not in types:
+            blocks.append(block)  # not chunked by this pass
+            continue
         text, findings = redact(block.text, scanner)
         if findings:
             found[idx] = len(findings)

@@ -311,3 +311,46 @@ def test_a_prose_only_session_is_complete_after_the_prose_pass(
         assert len(still_owed) == 1 and prose.name not in still_owed[0]
         kinds = {r[0] for r in store.raw.execute("select distinct block_type from chunks")}
         assert kinds <= {"text", "thinking"}  # the tool blocks wait for their own passes
+
+
+def test_a_later_tier_pass_redacts_only_the_blocks_it_stores(
+    isolated_env: Path, tmp_path: Path
+) -> None:
+    """A budgeted sweep reads a unit once per tier. Its first read (prose) redacts every block
+    (it compares every chunk with what is stored); the tool call and tool output passes then
+    redact their own blocks only, not the whole unit again (a chunk is made of its own block
+    alone): every tool block twice in all, a prose block once."""
+    from collections import Counter
+
+    from support.claude import DEFAULT_TURNS, write_claude_session
+
+    from funes.traces import BlockType, ReadStats
+
+    class Counting(RuleScanner):
+        def __init__(self) -> None:
+            super().__init__()
+            self.scanned: Counter[str] = Counter()
+
+        def scan(self, text):  # type: ignore[no-untyped-def]
+            self.scanned[text] += 1
+            return super().scan(text)
+
+    write_claude_session(isolated_env / ".claude", DEFAULT_TURNS)
+    sources = discover(AgentHomes.resolve())
+    expected: Counter[str] = Counter()
+    for source in sources:
+        for unit in source.units():
+            for turn in source.read(unit, ReadStats()):
+                for block in turn.blocks:
+                    expected[block.text] += (
+                        1 if block.type in (BlockType.TEXT, BlockType.THINKING) else 2
+                    )
+    assert len(expected) > 3 and set(expected.values()) >= {1, 2}
+    scanner = Counting()
+    with Store.open(tmp_path / "m.db") as store:
+        job = IndexJob(store=store, embedder=BagOfWordsEmbedder(), scanner=scanner)
+        report = index(sources, job)
+        assert report.failures == [] and report.chunks_written == store.stats().chunks > 0
+    assert {t: scanner.scanned[t] for t in expected if t} == {
+        t: n for t, n in expected.items() if t
+    }
