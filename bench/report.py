@@ -98,7 +98,9 @@ def rows(r: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:
         )
     )
     i = r["index"]
-    out.append(("[b]Index throughput[/] (dev set, same texts, interleaved)", "", "", "", ""))
+    out.append(
+        ("[b]Index throughput[/] (dev set, same texts, budgeted sweeps in turn)", "", "", "", "")
+    )
     out.append(
         (
             "  new recipe vs today's, until searchable",

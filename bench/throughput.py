@@ -1,24 +1,27 @@
 """Index throughput: the current recipe next to today's float32 one and to the bare model, on
-the same texts, interleaved, plus what that means for a 300k-chunk history.
+the same texts, plus what that means for a 300k-chunk history.
 
 * new: funes' write path over the dev set into a fresh store with the current embedding recipe
   (funes.chunks EMBED_INPUT: the dynamic-int8 graph, one text per run on two threads, 128
-  tokens), stage by stage as a budgeted sweep runs them (funes.ingest.index): prose stored
-  (tier 0), prose embedded (owed priority 0), tool calls and output stored (tiers 1-2), tool
-  output embedded (priority 1), tool calls embedded (priority 2);
-* old: the very same write path with today's recipe (`prompt-context/1`: the model's float32
-  graph on length-sorted batches, its own 256-token limit, one session with a thread per core)
-  into a second fresh store — the embedder is the only difference;
+  tokens), run as a budgeted sweep runs it (funes.ingest.index, tiers in turn, no deadline):
+  every unit's prose stored while the vector pump embeds what is stored (funes.ingest.pump),
+  the rest of the prose embedded, then tool calls and output stored while the pump goes on,
+  then every vector left. Timed from the run's own progress callbacks: when the prose tier is
+  stored and embedded ("prose"), when every tier is stored and prose and tool output embedded
+  ("tools"), when every vector exists ("tool_calls");
+* old: the very same sweep with today's recipe (`prompt-context/1`: the model's float32 graph
+  on length-sorted batches, its own 256-token limit, one session with a thread per core) into
+  a second fresh store — the embedder is the only difference;
 * bare: a plain onnxruntime + tokenizers loop over the very embedding inputs of the new recipe
   (the int8 graph, one text per run on two threads, mean-pooled, normalised): what the model
   alone costs.
 
-The three run interleaved unit by unit (session by session), so load from other processes on
-a shared machine falls on all alike. Reported: chunks/s of each, the ratio new/old ("until
-searchable": every chunk stored, prose and tool output embedded; "every vector": tool calls
-too), new/bare, and the 300k-chunk extrapolation: the dev set's mix of chunks scaled to 300,000
-(its rates applied), the time until the prose tier is searchable by meaning, until every tier
-is (BM25 on all, vectors on prose and tool output), and until every vector exists.
+The three run in turn, round by round (full mode: two rounds): new, bare, old. Reported: chunks/s of each, the
+ratio new/old ("until searchable": every chunk stored, prose and tool output embedded; "every
+vector": tool calls too), new/bare, and the 300k-chunk extrapolation: the dev set's mix of
+chunks scaled to 300,000 (its rates applied), the time until the prose tier is searchable by
+meaning, until every tier is (BM25 on all, vectors on prose and tool output), and until every
+vector exists.
 """
 
 from __future__ import annotations
@@ -38,17 +41,17 @@ from funes.ingest import (
     TOP_TIER,
     IndexJob,
     IndexReport,
-    backfill_vectors,
+    Progress,
     index,
-    index_unit,
-    order_units,
 )
 from funes.redact import Scanner, redact
 from funes.settings import INDEX
 from funes.store import Store
 
 HISTORY = 300_000  # chunks of the history the extrapolation speaks of
-STAGES = ("store_prose", "embed_prose", "store_tools", "embed_tool_output", "embed_tool_calls")
+# the sweep's spans, in order: prose stored and embedded; tool calls and output stored, tool
+# output embedded; tool calls embedded (see the module docstring)
+STAGES = ("prose", "tools", "tool_calls")
 
 
 def devset_chunk_texts(
@@ -130,7 +133,7 @@ class BareEmbedder:
 
 @dataclass(slots=True)
 class RecipeTimes:
-    """Seconds one recipe spent per stage, summed over units and rounds (see STAGES)."""
+    """Seconds one recipe's sweep spent per span, summed over rounds (see STAGES)."""
 
     stages: dict[str, float] = field(default_factory=lambda: dict.fromkeys(STAGES, 0.0))
 
@@ -140,7 +143,7 @@ class RecipeTimes:
     @property
     def searchable_s(self) -> float:
         """Every chunk stored, prose and tool output embedded (tool calls: BM25)."""
-        return sum(v for k, v in self.stages.items() if k != "embed_tool_calls")
+        return self.stages["prose"] + self.stages["tools"]
 
     @property
     def total_s(self) -> float:
@@ -168,7 +171,7 @@ class ThroughputResult:
         scale = history / (self.chunks * self.rounds) / 60.0
         s = self.new.stages
         return {
-            "prose_searchable_min": round((s["store_prose"] + s["embed_prose"]) * scale, 1),
+            "prose_searchable_min": round(s["prose"] * scale, 1),
             "all_tiers_searchable_min": round(self.new.searchable_s * scale, 1),
             "every_vector_min": round(self.new.total_s * scale, 1),
             "old_recipe_min": round(self.old.total_s * scale, 1),
@@ -197,24 +200,47 @@ def index_devset(
     return store, report, elapsed
 
 
-def _unit_stages(
-    source: DevsetSource, unit: object, job: IndexJob, report: IndexReport, times: RecipeTimes
-) -> None:
-    """Index one unit the way a budgeted sweep orders the work, timing each stage."""
-    assert job.embedder is not None
+def _sweep(
+    source: DevsetSource, store: Store, embedder: Embedder, scanner: Scanner, times: RecipeTimes
+) -> IndexReport:
+    """Index the dev set into the fresh `store` as a budgeted sweep orders the work (no
+    deadline), adding its spans to `times` (see STAGES). A span ends when its tiers are
+    stored (the last unit's progress event) and nothing of its priorities is owed (checked
+    there and after each batch of vectors written)."""
+    ends: dict[str, float] = {}
+    stored: set[int] = set()
+    owed_by = {"prose": 0, "tools": 1}  # highest priority each span must have embedded
+    needs = {"prose": 0, "tools": TOP_TIER}  # last tier each span must have stored
+
+    def check(*_: object) -> None:
+        counts = store.owed_counts() or {}
+        for span, priority in owed_by.items():
+            done = not any(n for p, n in counts.items() if p <= priority)
+            if span not in ends and needs[span] in stored and done:
+                ends[span] = time.perf_counter()
+
+    def on_unit(event: Progress) -> None:
+        if event.done == event.total:
+            stored.add(event.tier)
+            check()
+
+    job = IndexJob(
+        store,
+        embedder,
+        scanner,
+        params=replace(INDEX, budget_s=0),
+        progress=on_unit,
+        vector_progress=check,
+    )
     t0 = time.perf_counter()
-    index_unit(source, unit, job, tier=0, report=report)  # type: ignore[arg-type]
-    t1 = time.perf_counter()
-    backfill_vectors(job.store, job.embedder, max_priority=0)
-    t2 = time.perf_counter()
-    index_unit(source, unit, job, tier=TOP_TIER, report=report, count=False)  # type: ignore[arg-type]
-    t3 = time.perf_counter()
-    backfill_vectors(job.store, job.embedder, max_priority=1)
-    t4 = time.perf_counter()
-    backfill_vectors(job.store, job.embedder)
-    t5 = time.perf_counter()
-    for stage, seconds in zip(STAGES, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4), strict=True):
-        times.add(stage, seconds)
+    report = index([source], job)
+    end = time.perf_counter()
+    prose = ends.get("prose", end)
+    tools = max(ends.get("tools", end), prose)
+    times.add("prose", prose - t0)
+    times.add("tools", tools - prose)
+    times.add("tool_calls", end - tools)
+    return report
 
 
 def measure(
@@ -226,7 +252,7 @@ def measure(
     rounds: int,
     old_embedder: Embedder | None = None,
 ) -> tuple[Store, ThroughputResult]:
-    """New recipe, old recipe and bare model, interleaved unit by unit (see module docstring).
+    """New recipe, bare model and old recipe in turn, round by round (see module docstring).
 
     Repeated `rounds` times (fresh stores); the new recipe's store of the first round is
     returned open for the quality runs. Peak RSS is read after the first round.
@@ -239,8 +265,6 @@ def measure(
     bare.embed(texts[:8])  # warm-up: first-run allocations
     embedder.inner.embed(texts[:8])
     old.embed(texts[:8])
-    units = order_units(source.units())
-    per_unit = -(-len(texts) // len(units))
     new_t, old_t = RecipeTimes(), RecipeTimes()
     bare_s = 0.0
     bare.tokens = 0
@@ -248,26 +272,20 @@ def measure(
     peak = 0.0
     for r in range(rounds):
         path = store_path if r == 0 else store_path.with_name(f"{store_path.stem}-round{r}.db")
-        stores = {}
-        for name, emb, recipe in (("new", embedder, EMBED_INPUT), ("old", old, PROMPT_CONTEXT)):
+        stores: dict[str, tuple[Store, IndexReport]] = {}
+        for name, emb, recipe, times in (
+            ("new", embedder, EMBED_INPUT, new_t),
+            ("old", old, PROMPT_CONTEXT, old_t),
+        ):
             p = path if name == "new" else path.with_name(f"{path.stem}-old.db")
             st = Store.open(p)
             st.stamp_model(emb.model_id, emb.dim, embedding_input=recipe)
-            stores[name] = (
-                st,
-                IndexJob(st, emb, scanner, params=replace(INDEX, budget_s=0)),
-                IndexReport(),
-            )
-        for i, unit in enumerate(units):
-            for name, times in (("new", new_t), ("old", old_t)):
-                _, job, report = stores[name]
-                _unit_stages(source, unit, job, report, times)
-            t0 = time.perf_counter()
-            chunk = texts[i * per_unit : (i + 1) * per_unit]
-            if chunk:
-                bare.embed(chunk)
-            bare_s += time.perf_counter() - t0
-        for name, (st, _, report) in stores.items():
+            stores[name] = (st, _sweep(source, st, emb, scanner, times))
+            if name == "new":  # the bare model right after the new recipe's sweep
+                t0 = time.perf_counter()
+                bare.embed(texts)
+                bare_s += time.perf_counter() - t0
+        for name, (st, report) in stores.items():
             if report.chunks_written != len(texts) or report.failures:
                 raise RuntimeError(
                     f"{name} recipe wrote {report.chunks_written} of {len(texts)} chunks: "
@@ -275,10 +293,10 @@ def measure(
                 )
             if st.owed_total():
                 raise RuntimeError(f"{name} recipe left {st.owed_total()} vectors owed")
-        for st, _, _ in stores.values():
+        for st, _ in stores.values():
             st.sync_vector_index()  # what a writer does when it lets go: trims the vector log
         if first is None:
-            first = (stores["new"][0], stores["new"][2])
+            first = stores["new"]
             peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
         else:
             stores["new"][0].close()
