@@ -17,6 +17,7 @@ vector again.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -155,12 +156,18 @@ def index(sources: Sequence[TraceSource], job: IndexJob) -> IndexReport:
                 # A unit re-read for a later tier adds chunks but is not counted again.
                 first_read = unit.key not in indexed
                 written, ok = index_unit(
-                    by_unit[unit.key], unit, job, tier=tier, report=report, count=first_read
+                    by_unit[unit.key],
+                    unit,
+                    job,
+                    tier=tier,
+                    report=report,
+                    count=first_read,
+                    stored=functools.partial(pump.feed, max_priority=feed_priority),
                 )
                 (indexed if ok else failed).add(unit.key)
                 if job.progress is not None:
                     job.progress(Progress(tier, done, len(due), unit.key, written))
-                pump.feed(max_priority=feed_priority)
+                pump.feed(max_priority=feed_priority)  # what finished meanwhile, and more
             if report.budget_exhausted:
                 break
             if tier == 0 and len(tiers) > 1:
@@ -266,8 +273,11 @@ def index_unit(
     tier: int,
     report: IndexReport,
     count: bool = True,
+    stored: Callable[[], None] | None = None,
 ) -> tuple[int, bool]:
     """Read one unit and store its chunks of tiers ≤ `tier`. Returns (chunks written, success).
+    `stored()` is called after each batch of chunks is committed (a long session is written
+    in several: the vector pump embeds the first while the rest is read).
 
     Any exception while reading or writing this unit is recorded as a failure (the unit is
     not marked indexed, so the next run retries it); StoreLocked / IncompatibleStore propagate.
@@ -280,7 +290,7 @@ def index_unit(
     if not job.params.include_thinking:
         types.discard(BlockType.THINKING)
     stats = ReadStats()
-    writer = UnitWriter(job, report, frozenset(types), first_read=first == 0)
+    writer = UnitWriter(job, report, frozenset(types), first_read=first == 0, stored=stored)
     # The first read after a change compares every stored chunk of the unit; the later tier
     # passes of the same signature only their own block types (the rest is up to date).
     compared = None if first == 0 else types

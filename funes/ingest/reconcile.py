@@ -31,7 +31,7 @@ session links to the holder, so `get` shows it in context. The first stored copy
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -55,6 +55,7 @@ class UnitWriter:
     report: IndexReport
     types: frozenset[BlockType]  # block types this pass writes when they are new
     first_read: bool = True  # the first read at this signature (False: a later tier pass)
+    stored: Callable[[], None] | None = None  # called after each batch is committed
     pending: list[Chunk] = field(default_factory=list)
     produced: set[str] = field(default_factory=set)
     turns: dict[str, set[str]] = field(default_factory=dict)  # source path → turn ids read
@@ -184,6 +185,8 @@ class UnitWriter:
             job.store.reconcile(rewrites=rewrites, touches=touches, redaction_version=version)
             report.chunks_updated += len(rewrites) + len(touches)
             self._count_redactions(retexted)
+        if (fresh or rewrites) and self.stored is not None:
+            self.stored()
 
     def _count_redactions(self, stored: Iterable[Chunk]) -> None:
         """Add to the report the secrets redacted in the blocks of `stored` (chunks whose text

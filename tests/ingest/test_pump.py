@@ -166,3 +166,37 @@ def test_an_index_run_embeds_the_prose_while_it_stores_the_next_units(
         assert report.vectors_backfilled == report.chunks_written == 6 * len(PAIRS)
         _assert_every_vector_is_of_its_current_input(store)
     assert vectors_seen[0] == 0 and vectors_seen[-1] > 0, vectors_seen
+
+
+def test_a_long_session_is_embedded_while_the_rest_of_it_is_stored(
+    isolated_env: Path, tmp_path: Path
+) -> None:
+    """A session is written in batches; the pump is fed after each, so the model starts on
+    the first batch of a long session instead of waiting for the whole of it."""
+    import sqlite3
+
+    pairs = [(role, f"{text} (exchange {n})") for n in range(200) for role, text in PAIRS[:2]]
+    write_session(isolated_env, conversation(pairs))
+    db = tmp_path / "m.db"
+
+    class Watching(BagOfWordsEmbedder):
+        """Notes how many chunks are committed when each batch reaches the model."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.stored_at_call: list[int] = []
+
+        def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
+            with sqlite3.connect(db) as peek:  # a reader of its own, on the pump's thread
+                self.stored_at_call.append(
+                    peek.execute("select count(*) from chunks").fetchone()[0]
+                )
+            return super().embed(texts)
+
+    emb = Watching()
+    with Store.open(db) as store:
+        job = IndexJob(store, emb, RuleScanner(), params=replace(INDEX, budget_s=0))
+        report = index(discover(AgentHomes.resolve()), job)
+        assert report.chunks_written == report.vectors_backfilled == len(pairs)
+        _assert_every_vector_is_of_its_current_input(store)
+    assert emb.stored_at_call[0] < len(pairs), emb.stored_at_call
