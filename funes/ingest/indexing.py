@@ -8,8 +8,8 @@ tool output, tool calls — newest turn first, within the run's time budget, and
 hook workers, a slice per turn) go on where it stopped. A budgeted sweep therefore reads the
 prose of every unit, embeds it, then reads tool calls and output, then embeds tool output and
 tool calls; the model runs on a background thread while the pass goes on storing
-(funes.ingest.pump: fed between units, embedding what is already stored, drained after). A unit is recorded as indexed only after all of its chunks
-are committed, so a crash at any point is repaired by the next run (chunk ids are stable;
+(funes.ingest.pump: fed as each batch of chunks is committed, drained after the pass). A unit
+is recorded as indexed only after all of its chunks are committed, so a crash at any point is repaired by the next run (chunk ids are stable;
 a stored chunk is embedded again only when its text or embedding context changed). A re-read
 unit is reconciled with what is stored (`funes.ingest.reconcile`): a rewritten chunk owes its
 vector again.
@@ -174,7 +174,9 @@ def index(sources: Sequence[TraceSource], job: IndexJob) -> IndexReport:
                 # prose is embedded before tool calls and output are read
                 pump.drain(deadline=deadline, max_priority=0)
         if job.store.redaction_floor < job.scanner.version:
-            pump.drain(deadline=0.0)  # only what is in flight: the rescan embeds on its own
+            # a deadline already past: the batch in flight is written, nothing more fetched
+            # (the rescan embeds with the same model on this thread)
+            pump.drain(deadline=0.0)
             report.upgrade = scrub(job.store, job.scanner, pump.embedder, only_outdated=True)
         report.units_indexed = len(indexed)
         report.forgotten = job.store.forgotten_refused
