@@ -9,10 +9,10 @@ hook workers, a slice per turn) go on where it stopped. A budgeted sweep therefo
 prose of every unit, embeds it, then reads tool calls and output, then embeds tool output and
 tool calls; the model runs on a background thread while the pass goes on storing
 (funes.ingest.pump: fed as each batch of chunks is committed, drained after the pass). A unit
-is recorded as indexed only after all of its chunks are committed, so a crash at any point is repaired by the next run (chunk ids are stable;
-a stored chunk is embedded again only when its text or embedding context changed). A re-read
-unit is reconciled with what is stored (`funes.ingest.reconcile`): a rewritten chunk owes its
-vector again.
+is recorded as indexed only after all of its chunks are committed, so a crash at any point is
+repaired by the next run (chunk ids are stable; a stored chunk is embedded again only when its
+text or embedding context changed). A re-read unit is reconciled with what is stored
+(`funes.ingest.reconcile`): a rewritten chunk owes its vector again.
 """
 
 from __future__ import annotations
