@@ -54,6 +54,14 @@ def _store_lexically(store: Store, pairs: list[tuple[str, str]], home: Path) -> 
     index(discover(AgentHomes.resolve()), job)
 
 
+def _owing(path: Path, home: Path, emb: BagOfWordsEmbedder) -> Store:
+    """A memory stamped for `emb` holding PAIRS lexically, every chunk owing its vector."""
+    store = Store.open(path)
+    store.stamp_model(emb.model_id, emb.dim)
+    _store_lexically(store, PAIRS, home)
+    return store
+
+
 def _assert_every_vector_is_of_its_current_input(store: Store) -> None:
     """Each chunk's vector, when it has one, is the embedding of its input as stored now; no
     vector belongs to a chunk that is not stored."""
@@ -83,9 +91,7 @@ def test_a_vector_lands_only_for_the_input_it_was_computed_from(
     isolated_env: Path, tmp_path: Path, changed: object, again: int
 ) -> None:
     emb = GatedEmbedder()
-    with Store.open(tmp_path / "m.db") as store:
-        store.stamp_model(emb.model_id, emb.dim)
-        _store_lexically(store, PAIRS, isolated_env)
+    with _owing(tmp_path / "m.db", isolated_env, emb) as store:
         owed = store.owed_total()
         assert owed == len(PAIRS)
         with VectorPump(store, emb, batch=len(PAIRS)) as pump:
@@ -104,9 +110,7 @@ def test_feeding_never_waits_for_the_model_and_keeps_at_most_depth_batches_in_it
     isolated_env: Path, tmp_path: Path
 ) -> None:
     emb = GatedEmbedder()
-    with Store.open(tmp_path / "m.db") as store:
-        store.stamp_model(emb.model_id, emb.dim)
-        _store_lexically(store, PAIRS, isolated_env)
+    with _owing(tmp_path / "m.db", isolated_env, emb) as store:
         with VectorPump(store, emb, batch=1, depth=2) as pump:
             for _ in range(3):
                 assert pump.feed() == 0
@@ -123,9 +127,7 @@ def test_a_drain_told_to_stop_writes_the_running_batch_and_leaves_the_rest_owed(
     isolated_env: Path, tmp_path: Path
 ) -> None:
     emb = BagOfWordsEmbedder()
-    with Store.open(tmp_path / "m.db") as store:
-        store.stamp_model(emb.model_id, emb.dim)
-        _store_lexically(store, PAIRS, isolated_env)
+    with _owing(tmp_path / "m.db", isolated_env, emb) as store:
         asked = []
 
         def stop() -> bool:
