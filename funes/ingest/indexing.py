@@ -188,8 +188,10 @@ def index(sources: Sequence[TraceSource], job: IndexJob) -> IndexReport:
             and not owed(job.store, u, TOP_TIER, include_thinking=thinking)
         )
         pump.drain(deadline=deadline)
-    finally:
-        pump.close()
+    except BaseException:
+        pump.close(wait=False)  # an interrupt does not wait for the model (funes.ingest.pump)
+        raise
+    pump.close()
     report.vectors_owed = job.store.owed_total()
     if deadline is not None and report.vectors_owed and time.monotonic() > deadline:
         report.budget_exhausted = True
@@ -233,9 +235,9 @@ class _Pump:
             self.close()
             self.embedder = None
 
-    def close(self) -> None:
+    def close(self, *, wait: bool = True) -> None:
         if self._pump is not None:
-            self._pump.close()
+            self._pump.close(wait=wait)
             self._pump = None
 
 

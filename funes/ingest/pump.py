@@ -12,14 +12,24 @@ A vector is written only while its chunk still owes one and the chunk's embeddin
 still the one embedded: the pass may have rewritten or dropped the chunk, or changed its
 prompt context, while the model ran; such a chunk stays owed and is fetched again. Vectors
 computed but not yet written when the process dies are simply owed still.
+
+A pump left by an exception (Ctrl-C, or SIGTERM: funes.cli.main raises both as
+KeyboardInterrupt) does not wait for the model: the batch it runs may be the model's first,
+which loads it (reading, building its int8 graph, downloading it: seconds to minutes), and
+the interrupt would wait for all of it. The thread is left to finish that call and end; it
+touches nothing but the embedder, and the CLI's exit watchdog bounds how long the
+interpreter's exit waits for it (funes.cli.main INTERRUPT_GRACE_S).
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import deque
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass
+from queue import SimpleQueue
 from typing import TYPE_CHECKING
 
 from funes.inference import Embedder
@@ -27,8 +37,6 @@ from funes.ingest.embed_input import stored_embedding_inputs
 from funes.store import Store
 
 if TYPE_CHECKING:
-    from concurrent.futures import Future, ThreadPoolExecutor
-
     import numpy as np
     from numpy.typing import NDArray
 
@@ -52,8 +60,9 @@ class _Batch:
 class VectorPump:
     """Embeds chunks owed a vector of `store` on a background thread (see module docstring).
 
-    Use from the thread that owns `store`, as a context manager (or call `close`). `feed`
-    never waits; `drain` waits until nothing (of the priorities asked) is owed. Errors of the
+    Use from the thread that owns `store`, as a context manager (or call `close`; left by
+    an exception, the context manager closes without waiting for the model). `feed` never
+    waits; `drain` waits until nothing (of the priorities asked) is owed. Errors of the
     embedder (ModelUnavailable) are raised by the call that collects the batch.
     """
 
@@ -65,13 +74,13 @@ class VectorPump:
         self.batch = max(1, batch)
         self.depth = max(1, depth)
         self._flight: deque[_Batch] = deque()
-        self._thread: ThreadPoolExecutor | None = None
+        self._thread: _ModelThread | None = None
 
     def __enter__(self) -> VectorPump:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, exc_type: type[BaseException] | None, *exc: object) -> None:
+        self.close(wait=exc_type is None)
 
     def feed(self, *, max_priority: int | None = None) -> int:
         """Without waiting for the model: write the batches it has finished (in order) and
@@ -115,13 +124,14 @@ class VectorPump:
             if progress is not None:
                 progress(written, max(owed_at_start, written))
 
-    def close(self) -> None:
-        """Stop: batches not started are dropped, a running one is waited for and dropped
-        (its chunks stay owed); the background thread ends."""
+    def close(self, *, wait: bool = True) -> None:
+        """Stop: batches not started are dropped, a running one is dropped (its chunks stay
+        owed); the background thread ends once it is done. `wait`: for that (False: an
+        interrupt, see the module docstring)."""
         self._drop_waiting()
         self._flight.clear()
         if self._thread is not None:
-            self._thread.shutdown(wait=True)
+            self._thread.stop(wait=wait)
             self._thread = None
 
     def _top_up(self, max_priority: int | None) -> None:
@@ -134,7 +144,7 @@ class VectorPump:
             if not rows:
                 return
             inputs = stored_embedding_inputs(self.store, [(r[0], r[1]) for r in rows])
-            self._flight.append(_Batch(rows, inputs, self._executor().submit(self._embed, inputs)))
+            self._flight.append(_Batch(rows, inputs, self._model_thread().submit(inputs)))
 
     def _embed(self, inputs: list[str]) -> NDArray[np.float32]:
         return self.embedder.embed(inputs)
@@ -160,9 +170,47 @@ class VectorPump:
                 kept.append(b)
         self._flight = kept
 
-    def _executor(self) -> ThreadPoolExecutor:
+    def _model_thread(self) -> _ModelThread:
         if self._thread is None:
-            from concurrent.futures import ThreadPoolExecutor
-
-            self._thread = ThreadPoolExecutor(1, thread_name_prefix="funes-pump")
+            self._thread = _ModelThread(self._embed)
         return self._thread
+
+
+class _ModelThread:
+    """One thread running embedding calls in the order submitted. Not a ThreadPoolExecutor:
+    concurrent.futures joins its threads at exit before the main thread counts as finished,
+    so the CLI's exit watchdog (funes.cli.main) could not bound an interrupted run's wait for
+    a model that is still loading; a plain (non-daemon) thread is joined after that."""
+
+    def __init__(self, embed: Callable[[list[str]], NDArray[np.float32]]) -> None:
+        self._embed = embed
+        self._calls: SimpleQueue[tuple[Future[NDArray[np.float32]], list[str]] | None] = (
+            SimpleQueue()
+        )
+        self._thread: threading.Thread | None = None
+
+    def submit(self, inputs: list[str]) -> Future[NDArray[np.float32]]:
+        """`embed(inputs)` on the thread, after the calls submitted before it."""
+        future: Future[NDArray[np.float32]] = Future()
+        self._calls.put((future, inputs))
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="funes-pump")
+            self._thread.start()
+        return future
+
+    def stop(self, *, wait: bool) -> None:
+        """End the thread after the calls submitted (cancel those not to run first);
+        `wait`: until it has ended."""
+        self._calls.put(None)
+        if wait and self._thread is not None:
+            self._thread.join()
+
+    def _run(self) -> None:
+        while (call := self._calls.get()) is not None:
+            future, inputs = call
+            if not future.set_running_or_notify_cancel():
+                continue  # cancelled while it waited
+            try:
+                future.set_result(self._embed(inputs))
+            except BaseException as exc:  # the caller's, raised where it collects the batch
+                future.set_exception(exc)

@@ -5,6 +5,7 @@ rewritten, re-contextualised or dropped meanwhile keeps owing its vector (or has
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -202,3 +203,39 @@ def test_a_long_session_is_embedded_while_the_rest_of_it_is_stored(
         assert report.chunks_written == report.vectors_backfilled == len(pairs)
         _assert_every_vector_is_of_its_current_input(store)
     assert emb.stored_at_call[0] < len(pairs), emb.stored_at_call
+
+
+def test_an_interrupted_index_run_does_not_wait_for_the_model(
+    isolated_env: Path, tmp_path: Path
+) -> None:
+    """Ctrl-C (or SIGTERM, which the CLI raises as KeyboardInterrupt) while the model runs
+    ends the run without waiting for it: the model's first batch is the one that loads it
+    (its int8 graph built, or downloaded: seconds to minutes). What was stored stays, owing
+    its vectors, and the model's thread ends by itself once its call returns."""
+    for n in range(2):
+        pairs = [(role, f"{text} (session {n})") for role, text in PAIRS]
+        write_session(isolated_env, conversation(pairs, session=f"s{n}"), session=f"s{n}")
+    emb = GatedEmbedder()
+    release = threading.Timer(3.0, emb.go.set)  # the model's load, as it goes on
+
+    def on_unit(event: Progress) -> None:
+        assert emb.started.wait(30)  # the model is busy with the first session's prose
+        release.start()
+        raise KeyboardInterrupt
+
+    with Store.open(tmp_path / "m.db") as store:
+        job = IndexJob(
+            store, emb, RuleScanner(), params=replace(INDEX, budget_s=0), progress=on_unit
+        )
+        started = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            index(discover(AgentHomes.resolve()), job)
+        waited = time.monotonic() - started
+        assert not emb.go.is_set() and waited < 2.0, f"the interrupt waited {waited:.1f} s"
+        assert store.owed_total() == len(PAIRS)  # the first session, stored, owes its vectors
+        assert store.raw.execute("select count(*) from chunks_vec").fetchone()[0] == 0
+    release.join()
+    for thread in threading.enumerate():
+        if thread.name == "funes-pump":
+            thread.join(10)
+            assert not thread.is_alive()
