@@ -295,8 +295,10 @@ def index_unit(
         types.discard(BlockType.THINKING)
     stats = ReadStats()
     writer = UnitWriter(job, report, frozenset(types), first_read=first == 0, stored=stored)
-    # The first read after a change compares every stored chunk of the unit; the later tier
-    # passes of the same signature only their own block types (the rest is up to date).
+    # The first read after a change compares every stored chunk of the unit's turns the memory
+    # knows (UnitWriter.knows); the later tier passes of the same signature only their own
+    # block types (the rest is up to date), as does the first read of a turn never stored: its
+    # other blocks are redacted and chunked by the pass that writes them.
     compared = None if first == 0 else types
     # block types a later tier would read: a unit holding none of them (a prose-only session)
     # is complete after this pass, and is not re-read, nor reported as not indexed, for them
@@ -313,8 +315,9 @@ def index_unit(
                 for b in turn.blocks
                 if b.cut_chars and (thinking or b.type is not BlockType.THINKING)
             )
-            turn, findings = _redacted(turn, job.scanner, compared)
-            writer.add(turn, chunk_turn(turn, types=compared, host=job.host), findings)
+            scope = types if compared is None and not writer.knows(turn) else compared
+            turn, findings = _redacted(turn, job.scanner, scope)
+            writer.add(turn, chunk_turn(turn, types=scope, host=job.host), findings)
         writer.finish()
     except (StoreLocked, IncompatibleStore, ModelUnavailable):
         raise  # not about this unit: every other unit would fail the same way

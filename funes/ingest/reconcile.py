@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 
 from funes.chunks import Chunk
 from funes.store import Held
-from funes.traces import BlockType, Harness, Role, Turn, names_session
+from funes.traces import BlockType, Harness, Role, Turn, names_session, printable
 
 if TYPE_CHECKING:
     from funes.ingest.indexing import IndexJob, IndexReport
@@ -92,6 +92,28 @@ class UnitWriter:
             self.pending.append(chunk)
         if len(self.pending) >= _FLUSH:
             self.flush()
+
+    def knows(self, turn: Turn) -> bool:
+        """Whether the memory holds anything of `turn` that this read must compare: a chunk of
+        it in its own session (stored under an id this read makes: ids hash session and turn
+        ids, whichever file stored them), a link of its session to it, or, for Claude Code,
+        a chunk of its turn id in any session (a replay's holder). A turn it does not know
+        has nothing stored under any id this read makes, so the first read may chunk and
+        redact only the block types it writes; a later tier pass makes the rest. Read before
+        the turn's chunks are added."""
+        session, turn_id = printable(turn.session_id), printable(turn.turn_id)
+        store = self.job.store
+        if session not in self.links_of:
+            self.links_of[session] = store.linked(session)
+            self.own[session] = store.session_key(session)
+        if turn_id in self.links_of[session]:
+            return True
+        holders = store.turn_sessions(turn_id)
+        if turn.harness is Harness.CLAUDE_CODE:
+            return bool(holders)
+        if self.own[session] is None:  # a session this read is storing gets its key now
+            self.own[session] = store.session_key(session)
+        return self.own[session] in holders
 
     def _replayed(self, first: Chunk) -> bool:
         """Whether another session, read from another file, stored this turn first: then
