@@ -1,11 +1,13 @@
 """A disk cache of embedding vectors, so a ranking experiment re-runs in seconds, not minutes.
 
 `CachedEmbedder` wraps a real embedder: a passage or query vector is looked up by
-sha256(model_id, kind, exact input text) in one SQLite file (default `bench/.cache/
-vectors.db`, git-ignored) and only the texts not found are embedded (then stored). The key is
-the text the embedder reads — chunk text with its prompt context under the memory's recipe —
-so a change of recipe, chunking or redaction misses the cache by itself; a change of model
-weights changes `model_id`. Vectors are stored as float32 bytes and come back bit for bit, so
+sha256(model_id, recipe, kind, exact input text) in one SQLite file (default `bench/.cache/
+vectors.db`, git-ignored) and only the texts not found are embedded (then stored). The key holds
+the text the embedder reads (chunk text with its prompt context), so a change of chunking,
+redaction or prompt context misses the cache by itself; the recipe (funes.chunks.EMBED_INPUT:
+it names the graph and the token cap, which change vectors of the same text) and `model_id`
+(the weights) are in it too. Without the recipe, a run after a cap or graph change read the
+previous recipe's vectors for every text they had in common. Vectors are stored as float32 bytes and come back bit for bit, so
 a store built from cached vectors equals one built by the model (same int8 quantisation).
 
 The wrapped model is loaded on the first miss: a fully cached run never loads onnxruntime.
@@ -28,14 +30,16 @@ if TYPE_CHECKING:
 DEFAULT_CACHE = Path(__file__).resolve().parent / ".cache" / "vectors.db"
 
 
-def _key(model_id: str, kind: str, text: str) -> bytes:
-    return hashlib.sha256(f"{model_id}\0{kind}\0{text}".encode("utf-8", "surrogatepass")).digest()
+def _key(model_id: str, recipe: str, kind: str, text: str) -> bytes:
+    key = f"{model_id}\0{recipe}\0{kind}\0{text}"
+    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).digest()
 
 
 class CachedEmbedder:
     """An Embedder whose vectors come from a disk cache when it has them (see module doc).
 
-    `load` builds the real embedder on the first cache miss. `misses` counts the texts that
+    `load` builds the real embedder on the first cache miss; `recipe` names what it runs
+    (default: the current recipe, funes.chunks.EMBED_INPUT). `misses` counts the texts that
     had to be embedded (passages and queries), `hits` those read from the cache.
     """
 
@@ -45,8 +49,14 @@ class CachedEmbedder:
         *,
         model_id: str,
         dim: int,
+        recipe: str | None = None,
         path: Path = DEFAULT_CACHE,
     ) -> None:
+        if recipe is None:
+            from funes.chunks import EMBED_INPUT
+
+            recipe = EMBED_INPUT
+        self.recipe = recipe
         self._load = load
         self._inner: Embedder | None = None
         self.model_id = model_id
@@ -76,7 +86,7 @@ class CachedEmbedder:
         import numpy as np
 
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        keys = [_key(self.model_id, "passage", t) for t in texts]
+        keys = [_key(self.model_id, self.recipe, "passage", t) for t in texts]
         found = self._lookup(keys)
         todo = [i for i, k in enumerate(keys) if k not in found]
         for i, k in enumerate(keys):
@@ -97,7 +107,7 @@ class CachedEmbedder:
     def embed_query(self, query: str) -> NDArray[np.float32]:
         import numpy as np
 
-        key = _key(self.model_id, "query", query)
+        key = _key(self.model_id, self.recipe, "query", query)
         found = self._lookup([key])
         if key in found:
             self.hits += 1
