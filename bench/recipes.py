@@ -3,7 +3,7 @@
     python -m bench.recipes [--devset DIR] [--locomo DIR]
 
 Each recipe (funes.chunks: `prompt-context/1`, the float32 graph at the model's 256 tokens in
-batches; `EMBED_INPUT`, the dynamic-int8 graph at 128 tokens one text at a time) indexes the
+batches; `EMBED_INPUT`, the dynamic-int8 graph at 104 tokens one text at a time) indexes the
 dev set and every LoCoMo-dev conversation (each its own memory, through funes' parquet import)
 into fresh stores with funes' own write path, then every question is recalled with funes'
 default parameters (no reranker offline) and with the vector leg alone. Reported: turn

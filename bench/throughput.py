@@ -76,7 +76,7 @@ def devset_chunk_texts(
 
 class BareEmbedder:
     """The current recipe's model with nothing around it: the int8 graph's onnxruntime session
-    (one intra-op thread), the tokenizer cut at 128 tokens, one text per run on two threads."""
+    (one intra-op thread), the tokenizer cut at EMBED_TOKENS, one text per run on two threads."""
 
     def __init__(self, workers: int = 2) -> None:
         import onnxruntime as ort

@@ -195,10 +195,11 @@ def reassemble_spans(pieces: list[str], *, overlap: int = CHUNK.overlap) -> tupl
 LEGACY_EMBED_INPUT = "text"
 PROMPT_CONTEXT = "prompt-context/1"
 # The current one: the `prompt-context/1` input, run on the model's dynamic-int8 graph one
-# text at a time, cut at 128 tokens (funes.inference.onnx_backend), the graph's attention and
-# GELU fused (funes.inference.quantize). Measured on the dev set (bench/README.md). Before the
-# fusions it was `prompt-context/1+int8-128` (same input and cut; vectors within cosine ~0.999).
-EMBED_INPUT = "prompt-context/1+int8-128/fused"
+# text at a time, cut at 104 tokens (funes.inference.tokens), the graph's attention (without a
+# key padding mask) and GELU fused (funes.inference.quantize). Measured on the dev set and
+# LoCoMo (bench/README.md). Earlier: `prompt-context/1+int8-128` (cut at 128, unfused), then
+# `prompt-context/1+int8-128/fused` (masked attention); a memory of either is re-embedded.
+EMBED_INPUT = "prompt-context/1+int8-104/unmasked"
 FLOAT32_RECIPES = frozenset({LEGACY_EMBED_INPUT, PROMPT_CONTEXT})
 PROMPT_CONTEXT_CHARS = 200  # of the user prompt put in front of an assistant/tool chunk
 

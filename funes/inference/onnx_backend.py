@@ -134,7 +134,8 @@ class OnnxEmbedder:
     `EMBED_TOKENS`, on `workers` threads sharing one single-threaded session. One text per run
     makes a vector independent of which texts share a call: the int8 graph quantizes its
     activations with one scale per run, so in a batch a text's vector would depend on its
-    neighbours. It also pads nothing. The older recipes (`FLOAT32_RECIPES`, for memories not
+    neighbours. It also pads nothing, which the graph relies on: its attention has no key
+    padding mask (funes.inference.fusion), so it must never run a padded batch. The older recipes (`FLOAT32_RECIPES`, for memories not
     re-embedded yet and the bench's baseline) run the float32 graph on length-sorted batches
     cut at the model's own limit, on one session of `threads` intra-op threads (0: one per
     core). Sessions are built on first use.

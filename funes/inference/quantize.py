@@ -9,8 +9,9 @@ Built from the verified source graph in four steps, all deterministic (same byte
 same source, onnxruntime and onnx versions):
 1. onnxruntime's basic graph optimizations (constant folding: the offline MiniLM's
    `Cast * scale` weights become float32 initializers; standard ONNX ops only), saved;
-2. each layer's attention rewritten as one MultiHeadAttention and each GELU as one Gelu
-   (funes.inference.fusion; checked against the float graph, skipped when it does not match);
+2. each layer's attention rewritten as one MultiHeadAttention (without a key padding mask:
+   the graph runs one unpadded text per call) and each GELU as one Gelu (funes.inference.fusion;
+   checked against the float graph, skipped when it does not match);
 3. `onnxruntime.quantization.quantize_dynamic`: int8 weights per output channel with a 7-bit
    range (`reduce_range`), uint8 activations. The 7-bit range keeps the int16 sums of AVX2's
    u8×s8 kernel from saturating, so the integer products are exact on AVX2 and VNNI machines
@@ -54,7 +55,7 @@ from funes.inference.spec import ModelSpec
 from funes.paths import ensure_private_dir
 
 # Names the graph recipe; part of the cache key. Change it whenever the build changes.
-QUANTIZATION = "dynamic-int8-pc7-mha-ext"
+QUANTIZATION = "dynamic-int8-pc7-mha-unmasked-ext"
 # Graph optimizations left out when the int8 graph is built and whenever a session runs it
 # (a session re-applies its fusions at load): see step 4 above.
 DISABLED_OPTIMIZERS = ("SkipLayerNormFusion",)

@@ -15,10 +15,13 @@ from funes.inference.spec import ModelSpec
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
 
-# Token limit of the current recipe's passages (queries too). Measured on the dev set against
-# the models' own 256/512: 53% of the embedding inputs are longer than 128 tokens, yet default
-# turn hit@5 did not fall, and embedding ran ~1.7x faster (bench/README.md).
-EMBED_TOKENS = 128
+# Token limit of the current recipe's passages (queries too). 128 against the models' own
+# 256/512: 53% of the dev set's embedding inputs were longer, yet default turn hit@5 did not
+# fall, and embedding ran ~1.7x faster. 104 against 128 (bench/README.md, recipes): the prose
+# tier's inputs 12.6% fewer tokens (99.5 → 87.0 a chunk); default turn hit@1 / hit@5 dev set
+# 56.0 / 93.6 → 59.6 / 94.5, LoCoMo 48.4 / 76.3 → 48.4 / 76.4; the vector leg alone lower
+# (dev 38.5 / 72.5 → 36.7 / 71.6, LoCoMo 20.3 / 45.5 → 19.9 / 44.9). 96 lost LoCoMo hit@5.
+EMBED_TOKENS = 104
 
 
 @dataclass(frozen=True, slots=True)
