@@ -135,3 +135,26 @@ def test_funes_index_re_embeds_an_old_memory_and_status_says_so_until_then(
     status = run_status(rt, ref)
     assert not [a for a in status.attention if "embedding recipe" in a]
     assert run_index(rt, ref, IndexRequest()).reembed is None
+
+
+@pytest.mark.parametrize(
+    "earlier", ["prompt-context/1+int8-128", "prompt-context/1+int8-128/fused"]
+)
+def test_a_memory_of_an_earlier_int8_recipe_is_re_embedded(
+    isolated_env: Path, tmp_path: Path, earlier: str
+) -> None:
+    """The int8 recipes before the current one (128 tokens, masked attention) embedded the
+    same inputs with another cut and graph: such a memory owes every chunk again and ends
+    where a fresh index would."""
+    write_session(isolated_env, conversation(PAIRS))
+    expected = fresh_memory(tmp_path / "fresh.db")
+    with Store.open(tmp_path / "old.db") as store:
+        store.stamp_model(
+            BagOfWordsEmbedder.model_id, BagOfWordsEmbedder.dim, embedding_input=earlier
+        )
+        _index(store, BagOfWordsEmbedder())
+        assert store.embedding_input == earlier != EMBED_INPUT and chunks_owed(store) == 4
+        report = reembed(store, RecordingEmbedder())
+        assert report is not None and report.finished and report.chunks == 4
+        assert store.embedding_input == EMBED_INPUT and chunks_owed(store) == 0
+    assert vectors_by_id(tmp_path / "old.db") == expected
