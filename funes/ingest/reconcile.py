@@ -118,14 +118,18 @@ class UnitWriter:
     def _replayed(self, first: Chunk) -> bool:
         """Whether another session, read from another file, stored this turn first: then
         this position links to it and this read stores no copy. A later tier pass of the same
-        read trusts the links the first pass recorded."""
+        read trusts the links the first pass recorded, except for a turn this session holds
+        nothing of yet: a tool call or output record has no block the prose pass chunks, so
+        that pass could neither link it nor see its holder (which stores it in this pass)."""
         store = self.job.store
         session = first.session_id
         if session not in self.links_of:
             self.links_of[session] = store.linked(session)
             self.own[session] = store.session_key(session)
         linked = first.turn_id in self.links_of[session]
-        if not self.first_read:
+        if not self.first_read and (
+            linked or store.first_rowid(session, first.turn_id) is not None
+        ):
             return linked
         holders = store.turn_sessions(first.turn_id)
         if holders and holders != {self.own[session]}:

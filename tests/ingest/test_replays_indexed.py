@@ -9,7 +9,16 @@ import os
 from pathlib import Path
 
 from fakes import BagOfWordsEmbedder
-from support.claude_shapes import PROJECT, SESSION, record, text, uid, write
+from support.claude_shapes import (
+    PROJECT,
+    SESSION,
+    record,
+    text,
+    tool_result,
+    tool_use,
+    uid,
+    write,
+)
 from support.legacy_release import LegacyClaudeSource, index_as_released
 
 from funes.ingest import IndexJob, index
@@ -106,6 +115,37 @@ def test_whichever_file_is_read_first_holds_the_history(isolated_env: Path, tmp_
         assert all(len(s) == 1 for s in _holders(store).values())
         original = get_turns(store, SESSION, uid("h1"), window=5)
         assert [t.turn_id for t in original] == [uid(n) for n in ("h1", "h2", "h3", "h4")]
+
+
+def test_a_budgeted_sweep_stores_the_copied_tool_calls_and_output_once(
+    isolated_env: Path, tmp_path: Path
+) -> None:
+    # Tool call and output records hold no prose: the sweep's prose pass makes no chunk of
+    # them, so no link either; the pass that writes them must find the copy's holder itself.
+    steps = [
+        record("user", "Why does the refund export crash?", "t1", None),
+        record("assistant", tool_use("toolu_r1", "Bash", {"cmd": "cat export.log"}), "t2", "t1"),
+        record(
+            "user", tool_result("toolu_r1", "KeyError: 'refund_id' in export_refunds"), "t3", "t2"
+        ),
+        record("assistant", text("export_refunds reads a column the view renamed."), "t4", "t3"),
+    ]
+    original = write(_project(isolated_env) / f"{SESSION}.jsonl", steps)
+    resumed = write(
+        _project(isolated_env) / f"{RESUMED}.jsonl",
+        [*steps, record("user", "Fix it.", "t5", "t4", session=RESUMED)],
+    )
+    os.utime(original, (1_700_000_000, 1_700_000_000))
+    os.utime(resumed, (1_800_000_000, 1_800_000_000))
+    with Store.open(tmp_path / "m.db") as store:
+        job = _job(store)
+        assert not job.all_tiers_at_once  # prose first, then tool calls, then tool output
+        assert not index(discover(AgentHomes.resolve()), job).failures
+        holders = _holders(store)
+        assert set(holders) == {uid(n) for n in ("t1", "t2", "t3", "t4", "t5")}
+        assert {t: len(s) for t, s in holders.items() if len(s) > 1} == {}
+        around = get_turns(store, SESSION, uid("t1"), window=5)
+        assert [t.turn_id for t in around] == [uid(n) for n in ("t1", "t2", "t3", "t4")]
 
 
 def test_an_aside_question_replays_its_parent_and_keeps_only_its_question(
