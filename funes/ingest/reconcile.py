@@ -93,6 +93,14 @@ class UnitWriter:
         if len(self.pending) >= _FLUSH:
             self.flush()
 
+    def _links(self, session: str) -> set[str]:
+        """Turn ids `session` shows through links, read once per unit (its key beside them,
+        in `own`)."""
+        if session not in self.links_of:
+            self.links_of[session] = self.job.store.linked(session)
+            self.own[session] = self.job.store.session_key(session)
+        return self.links_of[session]
+
     def knows(self, turn: Turn) -> bool:
         """Whether the memory holds anything of `turn` that this read must compare: a chunk of
         it in its own session (stored under an id this read makes: ids hash session and turn
@@ -103,10 +111,7 @@ class UnitWriter:
         the turn's chunks are added."""
         session, turn_id = printable(turn.session_id), printable(turn.turn_id)
         store = self.job.store
-        if session not in self.links_of:
-            self.links_of[session] = store.linked(session)
-            self.own[session] = store.session_key(session)
-        if turn_id in self.links_of[session]:
+        if turn_id in self._links(session):
             return True
         holders = store.turn_sessions(turn_id)
         if turn.harness is Harness.CLAUDE_CODE:
@@ -123,10 +128,7 @@ class UnitWriter:
         that pass could neither link it nor see its holder (which stores it in this pass)."""
         store = self.job.store
         session = first.session_id
-        if session not in self.links_of:
-            self.links_of[session] = store.linked(session)
-            self.own[session] = store.session_key(session)
-        linked = first.turn_id in self.links_of[session]
+        linked = first.turn_id in self._links(session)
         if not self.first_read and (
             linked or store.first_rowid(session, first.turn_id) is not None
         ):
