@@ -77,7 +77,7 @@ def run_all(
     else:
         log("index throughput (bare onnxruntime vs funes pipeline)")
         store, tp = throughput.measure(
-            source, tmp / "devset-int8.db", embedder, scanner, rounds=1 if quick else 2
+            source, tmp / "devset-int8.db", embedder, scanner, rounds=1 if quick else 4
         )
         bare_chunks_per_s = tp.per_s(tp.bare_s)
         results["index"] = {

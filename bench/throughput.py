@@ -16,7 +16,7 @@ the same texts, plus what that means for a 300k-chunk history.
   (the int8 graph, one text per run on two threads, mean-pooled, normalised): what the model
   alone costs.
 
-The three run in turn, round by round (full mode: two rounds): new, bare, old. Reported: chunks/s of each, the
+The three run in turn, round by round (full mode: four rounds): new, bare, old. Reported: chunks/s of each, the
 ratio new/old ("until searchable": every chunk stored, prose and tool output embedded; "every
 vector": tool calls too), new/bare, and the 300k-chunk extrapolation: the dev set's mix of
 chunks scaled to 300,000 (its rates applied), the time until the prose tier is searchable by
