@@ -191,16 +191,17 @@ def sessions_command(memory: str) -> str:
 
 def owed_line(owed: OwedChunks) -> str:
     """`12 text, 3 tool calls, 40 tool output chunks from 5 session files` (`at least …` when
-    counting ran out of time; `nothing` when every session file is indexed, `nothing new` when
-    the files not indexed yet hold only chunks the memory has)."""
+    counting ran out of time; `nothing to store` when every session file is indexed, `nothing
+    new to store` when the files not indexed yet hold only chunks the memory has). It speaks of
+    chunks to store only: chunks stored without a vector are status's `without vectors` line."""
     if owed.complete and owed.total == 0:
         if owed.nothing_new:
             n = owed.nothing_new
             return (
-                f"nothing new (the {counted(n, 'session file')} not indexed yet "
+                f"nothing new to store (the {counted(n, 'session file')} not indexed yet "
                 f"{plural(n, 'holds', 'hold')} only chunks already stored or forgotten)"
             )
-        return "nothing (every session file is indexed)"
+        return "nothing to store (every session file is indexed)"
     text, calls, output = owed.chunks
     parts = f"{text} text, {counted(calls, 'tool call')}, {counted(output, 'tool output chunk')}"
     line = (

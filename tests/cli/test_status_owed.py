@@ -42,7 +42,7 @@ def test_status_counts_what_the_next_index_writes_per_tier(
     assert status["path"] == str(Paths.resolve().memory_db)
     assert status["size_bytes"] > 0 and status["without_vectors"] == 0
     agent = run("status", "--format", "agent").stdout
-    assert "owed: nothing (every session file is indexed)" in agent
+    assert "owed: nothing to store (every session file is indexed)" in agent
 
     write_claude_session(claude)  # a second session, and a grown third one
     grown = session_path(claude, "/home/dev/grown", "grown-session")
@@ -77,14 +77,14 @@ def test_files_whose_chunks_a_copy_already_stored_are_not_indexed_and_owe_nothin
     assert _indexed(run("index", str(copy), "--yes")) > 0
     agent = run("status", "--format", "agent").stdout
     assert (
-        "owed: nothing new (the 1 session file not indexed yet holds only chunks already "
+        "owed: nothing new to store (the 1 session file not indexed yet holds only chunks already "
         "stored or forgotten)" in agent
     )
     assert "attention: 1 agent session file not indexed yet (it holds nothing new)" in agent
     assert "every session file is indexed" not in agent
     assert _indexed(run("index", "--yes")) == 0
     agent = run("status", "--format", "agent").stdout
-    assert "owed: nothing (every session file is indexed)" in agent
+    assert "owed: nothing to store (every session file is indexed)" in agent
     assert "not indexed yet" not in agent
 
 
@@ -104,7 +104,12 @@ def test_status_counts_chunks_without_vectors_and_index_embeds_exactly_those(
         assert store.add(chunks, None) == len(chunks) > 1
     status = json.loads(run("status", "--json").stdout)
     assert status["without_vectors"] == len(chunks)
-    assert f"without vectors: {len(chunks)} chunks" in run("status", "--format", "agent").stdout
+    agent = run("status", "--format", "agent").stdout
+    assert f"without vectors: {len(chunks)} chunks" in agent
+    # every file is indexed, yet those chunks are owed vectors: the owed line must not read as
+    # "nothing at all is owed" beside them
+    assert "owed: nothing to store (every session file is indexed)" in agent
+    assert f"{len(chunks)} chunks are not searchable by meaning yet" in agent
     done = run("index", "--yes")
     assert f"embedded {len(chunks)} chunks that had no vector" in done.stderr
     assert json.loads(run("status", "--json").stdout)["without_vectors"] == 0
