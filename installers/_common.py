@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .json_layout import dumps, layout_of
+from .line_endings import keep_line_endings
 
 MARKER = "funes-enqueue.py"
 MCP_NAME = "funes"
@@ -413,11 +414,13 @@ def remove_dir_if_created(path: Path, ctx: Context, changes: Changes) -> None:
     marker.unlink()
 
 
-def read_text(path: Path) -> str | None:
-    """The text of the config at `path`, None when there is none. Raises InstallError for a
-    file that is not UTF-8 (funes edits only text it can write back as it was)."""
+def read_text(path: Path, *, keep_endings: bool = False) -> str | None:
+    """The text of the config at `path`, None when there is none; `keep_endings`: `\r\n` as
+    it is (else read as `\n`). Raises InstallError for a file that is not UTF-8 (funes edits
+    only text it can write back as it was)."""
     try:
-        return path.read_text(encoding="utf-8")
+        with open(path, encoding="utf-8", newline="" if keep_endings else None) as f:
+            return f.read()
     except FileNotFoundError:
         return None
     except UnicodeDecodeError as exc:
@@ -431,8 +434,9 @@ def read_text(path: Path) -> str | None:
 
 
 def load_json_object(path: Path) -> tuple[dict[str, Any], str | None]:
-    """(the JSON object in `path` or {}, its original text or None). Refuses anything else."""
-    text = read_text(path)
+    """(the JSON object in `path` or {}, its original text — line endings as they are — or
+    None). Refuses anything else."""
+    text = read_text(path, keep_endings=True)
     if text is None or not text.strip():
         return {}, text
     try:
@@ -463,11 +467,12 @@ def hooks_table(data: dict[str, Any], path: Path) -> dict[str, Any]:
 def dump_json(data: dict[str, Any], original: str | None) -> str:
     """Serialise in the layout of `original` (its indent of tabs or spaces, or all on one line:
     installers.json_layout; 2-space indent for a new file, as the agents write it), literal
-    non-ASCII, keeping a final newline."""
+    non-ASCII, keeping a final newline and `original`'s line endings (`\r\n` stays `\r\n`:
+    installers.line_endings; json writes no newline inside a string)."""
     text = dumps(data, layout_of(original))
     if original is None or original.endswith("\n") or not original.strip():
         text += "\n"
-    return text
+    return text if original is None else keep_line_endings(original, text)
 
 
 def restored_json(path: Path, data: dict[str, Any], original: str | None, ctx: Context) -> str:

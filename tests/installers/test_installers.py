@@ -811,6 +811,43 @@ def test_remove_gives_back_a_crlf_config_byte_for_byte(
     assert path.read_bytes() == text.encode()
 
 
+@pytest.mark.parametrize(
+    ("agent", "parts", "text"),
+    [
+        ("claude", (".claude", "settings.json"), '{\r\n  "model": "opus"\r\n}\r\n'),
+        ("claude", (".claude.json",), '{\r\n  "numStartups": 3,\r\n  "projects": {}\r\n}\r\n'),
+        ("codex", (".codex", "hooks.json"), '{\r\n  "hooks": {}\r\n}\r\n'),
+        ("claude", (".claude", "settings.json"), '{\r\n  "model": "opus",\n  "x": 1\r\n}\n'),
+    ],
+    ids=["claude-settings", "claude-json", "codex-hooks", "mixed"],
+)
+def test_add_keeps_the_line_endings_of_a_json_config(
+    rt: Runtime, isolated_env: Path, agent: str, parts: tuple[str, ...], text: str
+) -> None:
+    # the JSON configs were read with `\r\n` as `\n` and written back whole: a CRLF
+    # settings.json stayed LF for as long as funes was installed
+    path = isolated_env.joinpath(*parts)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(text.encode())
+    run_add(rt, agent_harness(agent))
+    added = path.read_bytes()
+    assert added != text.encode() and b"funes" in added
+    before = text.encode().split(b"\n")[:-1]
+    after = added.split(b"\n")[:-1]
+    # a line that is still there as it was keeps its ending; every other line (added, or
+    # changed: a comma after it) takes the ending of the file's first line
+    first_crlf = before[0].endswith(b"\r")
+    kept = set(before)
+    assert all(line.endswith(b"\r") == first_crlf for line in after if line not in kept)
+    if all(line.endswith(b"\r") for line in before):
+        assert added.count(b"\n") == added.count(b"\r\n")
+    else:
+        assert b'"opus",\n' in added and added.endswith(b"}\n")  # the LF ones kept theirs
+    assert json.loads(added) is not None
+    run_remove(rt, agent_harness(agent))
+    assert path.read_bytes() == text.encode()
+
+
 CODEX_LINE_ENDINGS = {
     "CRLF": '# mine\r\nmodel = "gpt-5"\r\n\r\n[projects."/p"]\r\ntrust_level = "trusted"\r\n',
     "LF": '# mine\nmodel = "gpt-5"\n\n[projects."/p"]\ntrust_level = "trusted"\n',
