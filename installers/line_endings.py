@@ -20,9 +20,18 @@ def keep_line_endings(original: str, text: str) -> str:
     """
     if "\r\n" not in original:
         return text
-    old = [line.removesuffix("\r") for line in original.split("\n")]
     old_crlf = [line.endswith("\r") for line in original.split("\n")][:-1]  # per ended line
     new = [line.removesuffix("\r") for line in text.split("\n")]
+    if all(old_crlf):  # every line of it, kept or not, ends in `\r\n`: no need to match them
+        return "\r\n".join(new)
+    return _line_by_line(original, old_crlf, new)
+
+
+def _line_by_line(original: str, old_crlf: list[bool], new: list[str]) -> str:
+    """`keep_line_endings` for an `original` of mixed endings: the lines of `new` matched to
+    `original`'s (difflib, quadratic in the lines at worst: a config of tens of thousands of
+    repeated lines takes seconds, hence the shortcut for a file of one ending)."""
+    old = [line.removesuffix("\r") for line in original.split("\n")]
     default = "\r\n" if old_crlf[0] else "\n"
     matched: dict[int, int] = {}
     for a, b, size in SequenceMatcher(None, old, new, autojunk=False).get_matching_blocks():
