@@ -290,6 +290,7 @@ def _recipe_status(store: Store, report: StatusReport, *, embeds: bool) -> None:
     if counts is None or not store.vectors_available or store.model_id is None:
         return
     searched = sum(n for priority, n in counts.items() if priority < 2)
+    calls = sum(n for priority, n in counts.items() if priority >= 2)
     if searched:
         line = (
             f"{counted(searched, 'chunk')} {plural(searched, 'is', 'are')} not searchable by "
@@ -299,6 +300,12 @@ def _recipe_status(store: Store, report: StatusReport, *, embeds: bool) -> None:
             line += (
                 ": the next `funes index`, and the hook after each turn, embed "
                 f"{plural(searched, 'it', 'them')}, prose first"
+            )
+            report.next_steps.append("funes index")
+        if calls:  # the rest of `without vectors`: tool calls, embedded after everything else
+            line += (
+                f"; {counted(calls, 'tool-call chunk')} {plural(calls, 'waits', 'wait')} "
+                "for a vector too, embedded last"
             )
         report.attention.append(line)
 

@@ -97,11 +97,17 @@ def test_status_counts_chunks_without_vectors_and_index_embeds_exactly_those(
         Harness.CLAUDE_CODE, "orphan", "t0", 0, "2026-01-01T00:00:00.000Z", Role.USER,
         (Block.make(BlockType.TEXT, "one\\n" * 500 + "two"),), "/gone.jsonl", cwd="/x",
     )  # fmt: skip
-    chunks = list(chunk_turn(turn))
+    call = Turn(
+        Harness.CLAUDE_CODE, "orphan", "t1", 1, "2026-01-01T00:00:01.000Z", Role.ASSISTANT,
+        (Block.make(BlockType.TOOL_USE, '{"command": "ls"}', tool_name="Bash"),),
+        "/gone.jsonl", cwd="/x",
+    )  # fmt: skip
+    prose = list(chunk_turn(turn))
+    chunks = prose + list(chunk_turn(call))
     with Store.open(
         Paths.resolve().memory_db
     ) as store:  # as a memory without sqlite-vec wrote them
-        assert store.add(chunks, None) == len(chunks) > 1
+        assert store.add(chunks, None) == len(chunks) > 2
     status = json.loads(run("status", "--json").stdout)
     assert status["without_vectors"] == len(chunks)
     agent = run("status", "--format", "agent").stdout
@@ -109,7 +115,13 @@ def test_status_counts_chunks_without_vectors_and_index_embeds_exactly_those(
     # every file is indexed, yet those chunks are owed vectors: the owed line must not read as
     # "nothing at all is owed" beside them
     assert "owed: nothing to store (every session file is indexed)" in agent
-    assert f"{len(chunks)} chunks are not searchable by meaning yet" in agent
+    # the attention line accounts for every chunk of `without vectors`
+    assert (
+        f"{len(prose)} chunks are not searchable by meaning yet (BM25 finds them): the next "
+        "`funes index`, and the hook after each turn, embed them, prose first; 1 tool-call "
+        "chunk waits for a vector too, embedded last"
+    ) in agent
+    assert "next: funes index" in agent  # what the attention line promises, offered as a step
     done = run("index", "--yes")
     assert f"embedded {len(chunks)} chunks that had no vector" in done.stderr
     assert json.loads(run("status", "--json").stdout)["without_vectors"] == 0
