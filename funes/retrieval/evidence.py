@@ -54,8 +54,10 @@ PERIOD_SLACK_DAYS = 7.0
 
 
 def idf(total: int, df: int) -> float:
-    """FTS5's BM25 IDF: ln((N − df + 0.5) / (df + 0.5)), floored at 1e-6 (FTS5's clamp)."""
-    value = math.log((total - df + 0.5) / (df + 0.5)) if total > 0 else 0.0
+    """FTS5's BM25 IDF: ln((N − df + 0.5) / (df + 0.5)), floored at 1e-6 (FTS5's clamp; also
+    for counts read apart that disagree, df > N, where the ratio is not positive)."""
+    ratio = (total - df + 0.5) / (df + 0.5)
+    value = math.log(ratio) if total > 0 and ratio > 0 else 0.0
     return value if value > 0 else 1e-6
 
 

@@ -37,8 +37,10 @@ CANDIDATES_PER_HIT = 3  # rows the rare terms hand on for each hit the leg retur
 
 
 def idf(rows: int, hits: int) -> float:
-    """FTS5's IDF of a phrase found in `hits` of `rows` rows."""
-    value = math.log((rows - hits + 0.5) / (hits + 0.5))
+    """FTS5's IDF of a phrase found in `hits` of `rows` rows (1e-6 when not positive, also for
+    counts read apart that disagree: hits > rows)."""
+    ratio = (rows - hits + 0.5) / (hits + 0.5)
+    value = math.log(ratio) if ratio > 0.0 else 0.0
     return value if value > 0.0 else 1e-6
 
 

@@ -30,7 +30,22 @@ class TermFrequencies:
 
     def get(self, raw: Any, terms: list[str]) -> tuple[int, list[int]]:
         """(chunks in the memory, for each term the chunks FTS5 matches it in), counting on
-        `raw` only the terms not counted since the index last changed."""
+        `raw` only the terms not counted since the index last changed.
+
+        Read in one snapshot of the memory (a read transaction, unless `raw` is in one): each
+        statement of an autocommit connection sees the latest commit, so a writer committing
+        between them gave a term more chunks than the memory held (seen in the concurrency
+        test: `math domain error` in the IDF), and counts of a newer index remembered under
+        an older structure record."""
+        if raw.in_transaction:
+            return self._read(raw, terms)
+        raw.execute("begin")
+        try:
+            return self._read(raw, terms)
+        finally:
+            raw.execute("commit")  # a read transaction: nothing to write, ends the snapshot
+
+    def _read(self, raw: Any, terms: list[str]) -> tuple[int, list[int]]:
         row = raw.execute(
             "select block from chunks_fts_data where id = ?", (STRUCTURE_ROWID,)
         ).fetchone()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+import pytest
 from fakes import BagOfWordsEmbedder
 
 from funes.chunks import chunk_turn
@@ -186,3 +187,41 @@ def test_document_frequencies_are_recounted_once_the_index_changes(tmp_path: Pat
         with store._tx():
             store.raw.execute("delete from chunks where rowid = ?", (rowid,))
         assert store.document_frequencies(["pool", "cache"]) == (3, [3, 0])
+
+
+def test_document_frequencies_are_read_in_one_snapshot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A writer committing while the counts are read (the concurrency test: `math domain
+    error` in a reader's IDF) must not give a term more chunks than the total says, nor be
+    remembered under the older index state."""
+    from funes.store import frequencies
+
+    path = tmp_path / "m.db"
+    with Store.open(path) as store:
+        _fill(store, ["pool timeout", "cache"])
+    real_totals = frequencies.fts_totals
+    wrote: list[bool] = []
+
+    def totals_then_a_commit(raw: object) -> tuple[int, int]:
+        counted = real_totals(raw)
+        if not wrote:  # another process's writer commits between the reads
+            wrote.append(True)
+            with Store.open(path) as writer:
+                _fill(writer, ["pool"] * 6, Harness.CODEX)
+        return counted
+
+    monkeypatch.setattr(frequencies, "fts_totals", totals_then_a_commit)
+    with Store.open(path, readonly=True) as reader:
+        total, (pool,) = reader.document_frequencies(["pool"])
+        assert wrote and (total, pool) == (2, 1)  # the memory as it was when the read began
+        assert reader.document_frequencies(["pool"]) == (8, [7])  # then as it is now
+
+
+def test_idf_of_counts_that_disagree_is_the_floor_not_an_error() -> None:
+    from funes.retrieval.evidence import idf as evidence_idf
+    from funes.store.bm25 import idf as bm25_idf
+
+    assert evidence_idf(3, 10) == bm25_idf(3, 10) == 1e-6
+    assert evidence_idf(100, 1) == pytest.approx(bm25_idf(100, 1))
+    assert bm25_idf(100, 1) > 1
