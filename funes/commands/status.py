@@ -185,7 +185,8 @@ def run_status(rt: Runtime, memory: MemoryRef) -> StatusReport:
             f"{counted(owed, 'agent session file')} not indexed yet"
             + (f" ({plural(owed, 'it holds', 'they hold')} nothing new)" if known else "")
         )
-        report.next_steps.append("funes index")
+        if "funes index" not in report.next_steps:  # also offered for chunks owed vectors
+            report.next_steps.append("funes index")
     if not report.exists or (report.stats and report.stats.chunks == 0):
         if "funes index" not in report.next_steps:
             report.next_steps.append("funes index")
@@ -301,7 +302,8 @@ def _recipe_status(store: Store, report: StatusReport, *, embeds: bool) -> None:
                 ": the next `funes index`, and the hook after each turn, embed "
                 f"{plural(searched, 'it', 'them')}, prose first"
             )
-            report.next_steps.append("funes index")
+            if "funes index" not in report.next_steps:
+                report.next_steps.append("funes index")
         if calls:  # the rest of `without vectors`: tool calls, embedded after everything else
             line += (
                 f"; {counted(calls, 'tool-call chunk')} {plural(calls, 'waits', 'wait')} "

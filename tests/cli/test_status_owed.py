@@ -122,6 +122,11 @@ def test_status_counts_chunks_without_vectors_and_index_embeds_exactly_those(
         "chunk waits for a vector too, embedded last"
     ) in agent
     assert "next: funes index" in agent  # what the attention line promises, offered as a step
+    extra = write_claude_session(isolated_env / ".claude")  # a file not indexed yet too:
+    agent = run("status", "--format", "agent").stdout  # the step is offered once
+    assert "1 agent session file not indexed yet" in agent
+    assert agent.count("next: funes index\n") == 1, agent
+    extra.path.unlink()
     done = run("index", "--yes")
     assert f"embedded {len(chunks)} chunks that had no vector" in done.stderr
     assert json.loads(run("status", "--json").stdout)["without_vectors"] == 0
