@@ -18,7 +18,7 @@ import numpy as np
 import onnxruntime as ort
 
 from funes.errors import ModelUnavailable
-from funes.inference.files import resolve_file, verify
+from funes.inference.files import resolve_file
 from funes.inference.spec import ModelSpec, Pooling
 from funes.inference.tokens import EMBED_TOKENS, QueryTokens, load_tokenizer
 
@@ -320,15 +320,15 @@ def int8_graph(
     """The verified dynamic-int8 graph of `spec` (`source`: its verified float graph), built
     into `cache_dir` (default: Paths' model cache) when missing or not matching its manifest.
     Raises ModelUnavailable when it cannot be built."""
-    from funes.inference.quantize import build_graph
+    from funes.inference.quantize import build_graph, verify_graph
 
     cache_dir = _model_cache(cache_dir)
     found = _built_graph(spec, cache_dir, stamp_dir)
     if found is not None:
         return found
-    path, sha = build_graph(spec, source, cache_dir)  # missing, altered or partial: build it
-    verify(spec, path, sha, stamp_dir)  # remembers it in stamp_dir
-    return path
+    built = build_graph(spec, source, cache_dir)  # missing, altered or partial: build it
+    verify_graph(spec, built, stamp_dir)  # remembers it in stamp_dir
+    return built[0]
 
 
 def ready_embedder(
@@ -355,15 +355,15 @@ def _model_cache(cache_dir: Path | None) -> Path:
 
 def _built_graph(spec: ModelSpec, cache_dir: Path, stamp_dir: Path | None) -> Path | None:
     """The int8 graph of `spec` already built in `cache_dir` by this onnxruntime version and
-    matching its manifest (funes.inference.quantize.cached_graph, then `verify`); None when
+    matching its manifest (funes.inference.quantize.cached_graph, then `verify_graph`); None when
     there is none or it was altered (the caller builds it again)."""
-    from funes.inference.quantize import cached_graph
+    from funes.inference.quantize import cached_graph, verify_graph
 
     found = cached_graph(spec, cache_dir, ort.__version__)
     if found is None:
         return None
     try:
-        verify(spec, found[0], found[1], stamp_dir)
+        verify_graph(spec, found, stamp_dir)
     except ModelUnavailable:
         return None
     return found[0]

@@ -142,13 +142,13 @@ def test_an_altered_graph_in_the_cache_needs_what_a_build_needs(
     """A cached int8 graph was trusted unhashed; one whose bytes differ from its manifest is
     rebuilt by the load, which needs the `onnx` package. The check verifies the graph, and
     says a build would fail where it would."""
-    from funes.inference.quantize import graph_path
+    from funes.inference.quantize import graph_path, weights_path
 
     load_embedder(MINILM_L6_INT8_PKG, cache_dir=model_cache).embed(["x"])  # built once
     cache = tmp_path / "models"
     cache.mkdir()
     built = graph_path(MINILM_L6_INT8_PKG, model_cache)
-    for path in (built, built.with_suffix(".json")):
+    for path in (built, weights_path(built), built.with_suffix(".json")):
         shutil.copy(path, cache / path.name)
     monkeypatch.setitem(sys.modules, "onnx", None)  # not installed
     assert check_load(MINILM_L6_INT8_PKG, cache_dir=cache, offline=True).error is None
