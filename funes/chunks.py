@@ -16,7 +16,6 @@ Pure: no I/O. The split rule and the id scheme match the Rust reference (hugging
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 
@@ -54,6 +53,8 @@ class Chunk:
 
 def chunk_id(session_id: str, turn_id: str, block_idx: int, split_idx: int) -> str:
     """First 16 hex characters of sha1 over `session:turn:block_idx:split_idx`."""
+    import hashlib  # here: a recall, which imports this module's types, hashes nothing
+
     key = f"{session_id}:{turn_id}:{block_idx}:{split_idx}"
     return hashlib.sha1(key.encode("utf-8")).hexdigest()[:16]
 

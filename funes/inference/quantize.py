@@ -49,7 +49,6 @@ remembers a verified file by size and mtime). A missing, partial or altered grap
 from __future__ import annotations
 
 import errno
-import hashlib
 import json
 import os
 from contextlib import contextmanager
@@ -68,6 +67,8 @@ DISABLED_OPTIMIZERS = ("SkipLayerNormFusion",)
 
 
 def sha256_file(path: Path) -> str:
+    import hashlib  # building only: finding a built graph (a cold recall's child) hashes nothing
+
     digest = hashlib.sha256()
     with path.open("rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):

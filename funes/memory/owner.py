@@ -14,7 +14,6 @@ Which account a token belongs to is asked once (`whoami`) and remembered for a d
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import time
@@ -61,6 +60,8 @@ def _account(rt: Runtime) -> str | None:
     token = hf.token()
     if not token:
         return None
+    import hashlib  # here: only a memory opened with a Hub token hashes it
+
     key = hashlib.sha256(token.encode()).hexdigest()[:16]
     cache = rt.paths.data / "whoami.json"
     try:

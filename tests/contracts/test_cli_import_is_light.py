@@ -138,6 +138,32 @@ def test_reading_a_memory_loads_no_transcript_parser_nor_other_verbs() -> None:
     assert out.stdout.strip() == "[] False False False False", out.stdout + out.stderr
 
 
+def test_a_recall_whose_model_files_were_verified_loads_no_hash_library(tmp_path: Path) -> None:
+    """hashlib (OpenSSL, ~4 ms) loads only to hash: a recall whose model files a load
+    verified before (their stamps) reads the stamps and hashes nothing, in the parent
+    (tokenizer) as in the prefetch child (graph, weights) (issue 15: cold start)."""
+    weights = tmp_path / "weights.bin"
+    weights.write_bytes(b"not really a model")
+    import hashlib
+
+    verified = (
+        "import sys, funes.cli.recall, funes.memory, funes.render.agent\n"
+        "from pathlib import Path\n"
+        "from funes.inference.files import verify\n"
+        "from funes.inference.spec import MINILM_L6_INT8_PKG\n"
+        "from funes.inference.quantize import cached_graph\n"
+        "funes.memory.Runtime.resolve()\n"
+        f"weights, stamps = Path({str(weights)!r}), Path({str(tmp_path / 'stamps')!r})\n"
+        f"verify(MINILM_L6_INT8_PKG, weights, {hashlib.sha256(weights.read_bytes()).hexdigest()!r}, "
+        "stamps)\n"
+        "cached_graph(MINILM_L6_INT8_PKG, stamps)\n"
+        "print('hashlib' in sys.modules)"
+    )
+    assert _python(verified).stdout.strip() == "True"  # the first load hashes the file
+    out = _python(verified)  # a later one finds its stamp
+    assert out.stdout.strip() == "False", out.stdout + out.stderr
+
+
 def test_the_agent_registry_loads_a_parser_when_it_is_used(tmp_path: Path) -> None:
     from funes.traces import AGENTS, Harness
     from funes.traces.claude_code import ClaudeCodeSource

@@ -161,3 +161,25 @@ def test_an_altered_graph_in_the_cache_needs_what_a_build_needs(
         "model all-minilm-l6-v2-int8: cannot build its int8 graph: No module named 'onnx'"
     )
     assert check.error.hint == "pip install onnx (a dependency of funes)"
+
+
+def test_a_stamp_vouches_for_the_path_it_was_written_for(tmp_path: Path) -> None:
+    """A stamp is named by the expected sha256, size and mtime and holds the path it was
+    written for: another file alike in size and mtime, with other bytes, is hashed (and
+    refused), not trusted on the first one's stamp."""
+    from funes.errors import ModelUnavailable
+    from funes.inference.files import verify
+
+    good, other = tmp_path / "a.bin", tmp_path / "b.bin"
+    good.write_bytes(b"the pinned bytes")
+    other.write_bytes(b"the pinned bytez")
+    st = good.stat()
+    os.utime(other, ns=(st.st_atime_ns, st.st_mtime_ns))
+    pin = hashlib.sha256(b"the pinned bytes").hexdigest()
+    stamps = tmp_path / "stamps"
+    verify(MINILM_L6_INT8_PKG, good, pin, stamps)
+    verify(MINILM_L6_INT8_PKG, good, pin, stamps)  # its stamp
+    with pytest.raises(ModelUnavailable, match="sha256"):
+        verify(MINILM_L6_INT8_PKG, other, pin, stamps)
+    (stamps / next(iter(os.listdir(stamps)))).write_text("garbage")
+    verify(MINILM_L6_INT8_PKG, good, pin, stamps)  # a stamp it cannot read: hashed again
