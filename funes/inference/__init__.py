@@ -7,6 +7,7 @@
     tokens.py        tokenizers with the recipe's token cap; a query's token ids
     onnx_backend.py  the ONNX Runtime implementations (imported only when a model loads)
     prefetch.py      a cold recall's query model loaded in a forked child process
+    telemetry.py     onnxruntime's telemetry kept off (set before its first import)
 
 Importing this package stays cheap (no onnxruntime). Other packages import from this face.
 """

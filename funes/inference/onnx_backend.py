@@ -15,12 +15,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import onnxruntime as ort
 
 from funes.errors import ModelUnavailable
 from funes.inference.files import resolve_file
 from funes.inference.spec import ModelSpec, Pooling
+from funes.inference.telemetry import keep_off
 from funes.inference.tokens import EMBED_TOKENS, QueryTokens, load_tokenizer
+
+keep_off()  # before onnxruntime's first import
+import onnxruntime as ort  # noqa: E402
 
 # Imported where used, not here: this module is on a cold recall's path to its query vector
 # (funes.inference.prefetch), which needs none of them (funes.chunks alone, for two recipe

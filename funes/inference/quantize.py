@@ -140,6 +140,9 @@ def build_graph(spec: ModelSpec, source: Path, cache_dir: Path) -> CachedGraph:
     cannot be created, not writable, no space left or over quota: the message names
     `cache_dir` and the OS's reason).
     """
+    from funes.inference.telemetry import keep_off
+
+    keep_off()  # before onnxruntime's first import
     try:
         from onnxruntime.quantization import QuantType, quantize_dynamic
     except ImportError as exc:  # onnx missing: onnxruntime.quantization imports it
