@@ -187,5 +187,5 @@ def verify(
         try:
             ensure_private_dir(stamp_file.parent)
             create_private_file(stamp_file).write_text(stamp)  # 0600 whatever the umask
-        except OSError:
+        except (OSError, ValueError):  # ValueError: a path that is not UTF-8 is no text
             pass  # the memo is an optimisation; verification already passed

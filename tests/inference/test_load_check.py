@@ -183,3 +183,16 @@ def test_a_stamp_vouches_for_the_path_it_was_written_for(tmp_path: Path) -> None
         verify(MINILM_L6_INT8_PKG, other, pin, stamps)
     (stamps / next(iter(os.listdir(stamps)))).write_text("garbage")
     verify(MINILM_L6_INT8_PKG, good, pin, stamps)  # a stamp it cannot read: hashed again
+
+
+def test_a_model_file_whose_path_is_not_utf8_is_verified_without_a_stamp(tmp_path: Path) -> None:
+    """Its stamp cannot be written as text: the file is hashed (each time), not refused."""
+    from funes.inference.files import verify
+
+    folder = Path(os.fsdecode(os.fsencode(tmp_path) + b"/models-\xff"))
+    folder.mkdir()
+    weights = folder / "weights.bin"
+    weights.write_bytes(b"the pinned bytes")
+    pin = hashlib.sha256(b"the pinned bytes").hexdigest()
+    verify(MINILM_L6_INT8_PKG, weights, pin, tmp_path / "stamps")
+    verify(MINILM_L6_INT8_PKG, weights, pin, tmp_path / "stamps")
