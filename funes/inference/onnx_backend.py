@@ -359,7 +359,8 @@ def _model_cache(cache_dir: Path | None) -> Path:
 def _built_graph(spec: ModelSpec, cache_dir: Path, stamp_dir: Path | None) -> Path | None:
     """The int8 graph of `spec` already built in `cache_dir` by this onnxruntime version and
     matching its manifest (funes.inference.quantize.cached_graph, then `verify_graph`); None when
-    there is none or it was altered (the caller builds it again)."""
+    there is none, it was altered or it cannot be read (the caller builds it again: the build
+    replaces an unreadable file, or says why the cache cannot hold a new one)."""
     from funes.inference.quantize import cached_graph, verify_graph
 
     found = cached_graph(spec, cache_dir, ort.__version__)
@@ -367,7 +368,7 @@ def _built_graph(spec: ModelSpec, cache_dir: Path, stamp_dir: Path | None) -> Pa
         return None
     try:
         verify_graph(spec, found, stamp_dir)
-    except ModelUnavailable:
+    except (ModelUnavailable, OSError):
         return None
     return found[0]
 

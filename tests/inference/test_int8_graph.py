@@ -4,6 +4,7 @@ cached and checked by hash, run one text at a time so a vector depends on its te
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -248,7 +249,22 @@ def test_an_altered_cached_graph_is_rebuilt_not_used(tmp_path: Path) -> None:
     assert np.array_equal(again.embed(TEXTS[:2]), reference)
 
 
-@pytest.mark.parametrize("damage", ["altered", "missing"])
+def _make_unreadable(path: Path) -> None:
+    """Leave a regular file at `path` whose reading raises OSError: mode 000, or, for root
+    (who reads any file whatever its mode), a link to /proc/self/mem, whose first page
+    reads as EIO."""
+    if os.geteuid() != 0:
+        path.chmod(0)
+        return
+    if not Path("/proc/self/mem").is_file():
+        pytest.skip("root without /proc/self/mem: no file it cannot read")
+    path.unlink()
+    path.symlink_to("/proc/self/mem")
+    with pytest.raises(OSError), path.open("rb") as f:
+        f.read(1)
+
+
+@pytest.mark.parametrize("damage", ["altered", "missing", "unreadable"])
 def test_a_damaged_weights_file_is_rebuilt_not_used(tmp_path: Path, damage: str) -> None:
     spec = MINILM_L6_INT8_PKG
     cache = tmp_path / "models"
@@ -257,9 +273,11 @@ def test_a_damaged_weights_file_is_rebuilt_not_used(tmp_path: Path, damage: str)
     good = weights.read_bytes()
     if damage == "altered":
         weights.write_bytes(good[:-1000] + b"\0" * 1000)  # same size, other bytes
-    else:
+    elif damage == "missing":
         weights.unlink()
         assert cached_graph(spec, cache) is None
+    else:  # a cold recall's child and the load used to raise the OSError: a crash
+        _make_unreadable(weights)
     again = OnnxEmbedder(spec, cache_dir=cache)
     assert weights.read_bytes() == good
     assert np.array_equal(again.embed(TEXTS[:2]), reference)
