@@ -242,12 +242,20 @@ def _write_failure(folder: Path) -> OSError | None:
 
 def _cache_unusable(spec: ModelSpec, cache_dir: Path, exc: OSError) -> ModelUnavailable:
     """The error for a model cache that cannot hold the int8 graph of `spec`: something other
-    than a directory is there, it cannot be created, this user cannot write it, or its disk
-    is full (or the user's quota on it)."""
+    than a directory is there, it cannot be created, this user cannot write it, its disk
+    is full (or the user's quota on it), or a directory sits where a file of the graph goes
+    (EISDIR: the hint names it)."""
     reason = exc.strerror or str(exc)
-    if exc.filename is not None and os.fsdecode(exc.filename) != str(cache_dir):
-        reason += f" ({exc.filename})"
-    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+    # os.replace's error names the temporary source first, the file in the cache second
+    where = exc.filename2 if exc.filename2 is not None else exc.filename
+    if where is not None and os.fsdecode(where) != str(cache_dir):
+        reason += f" ({os.fsdecode(where)})"
+    if exc.errno == errno.EISDIR and where is not None:
+        hint = (
+            f"remove {os.fsdecode(where)}: funes writes a file of the graph there (the "
+            "next `funes index` or `funes recall` builds it)"
+        )
+    elif exc.errno in (errno.ENOSPC, errno.EDQUOT):
         hint = (
             "free space on that disk (building the graph takes a few hundred MB for a while; "
             "it then keeps tens of MB) or point FUNES_MODEL_CACHE at a directory on a disk "
@@ -271,7 +279,8 @@ def cache_problem(
 ) -> ModelUnavailable | None:
     """The error `build_graph` would raise for the int8 graph of `spec`, judged without
     writing anything: the `onnx` package it builds with is not installed, something other
-    than a directory is at `cache_dir` or above it, or this user cannot create or write it.
+    than a directory is at `cache_dir` or above it, this user cannot create or write it, or
+    a directory is where a file of the graph goes.
     None when the graph is built there already and matches its manifest's sha256 (hashed
     only when no load verified it at its size and mtime: `stamp_dir`), or it can be built.
     A graph that fails that check is rebuilt by the load, so it needs what a build needs."""
@@ -283,6 +292,10 @@ def cache_problem(
                 return None
             except (ModelUnavailable, OSError):
                 pass  # altered or unreadable: the load builds it again
+        graph = graph_path(spec, cache_dir)
+        for path in (graph, weights_path(graph), graph.with_suffix(".json")):
+            if path.is_dir():  # the build's rename onto it fails so
+                raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
         probe, child = cache_dir, cache_dir  # child: what a build creates (or writes) first
         while not probe.exists():
             if probe.parent == probe:
@@ -335,9 +348,13 @@ def _write_manifest(
     import tempfile
 
     fd, name = tempfile.mkstemp(dir=target.parent, prefix=".manifest-")
-    with os.fdopen(fd, "w") as f:
-        json.dump(manifest, f, indent=1)
-    os.replace(name, target.with_suffix(".json"))  # mkstemp made it 0600
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(manifest, f, indent=1)
+        os.replace(name, target.with_suffix(".json"))  # mkstemp made it 0600
+    except BaseException:
+        Path(name).unlink(missing_ok=True)  # a failed build leaves nothing of itself
+        raise
 
 
 def _versions() -> dict[str, str]:

@@ -196,3 +196,33 @@ def test_a_model_file_whose_path_is_not_utf8_is_verified_without_a_stamp(tmp_pat
     pin = hashlib.sha256(b"the pinned bytes").hexdigest()
     verify(MINILM_L6_INT8_PKG, weights, pin, tmp_path / "stamps")
     verify(MINILM_L6_INT8_PKG, weights, pin, tmp_path / "stamps")
+
+
+@pytest.mark.models
+@pytest.mark.parametrize("suffix", [".onnx", ".data", ".json"])
+def test_a_folder_where_a_graph_file_goes_is_named_by_check_and_load_alike(
+    tmp_path: Path, model_cache: Path, suffix: str
+) -> None:
+    """A build renames each file of the graph into place; a directory at one of their paths
+    makes that fail. `funes status` (the check) used to see a writable cache and say nothing,
+    and the load named the build's vanished temporary file and advised another cache; both
+    now name the folder in the way, and the build leaves no temporary file behind."""
+    from funes.inference.quantize import graph_path
+
+    cache = tmp_path / "models"
+    cache.mkdir()
+    in_the_way = graph_path(MINILM_L6_INT8_PKG, cache).with_suffix(suffix)
+    in_the_way.mkdir()
+    check = check_load(MINILM_L6_INT8_PKG, cache_dir=cache, offline=True)
+    assert check.error is not None
+    with pytest.raises(ModelUnavailable) as loading:
+        load_embedder(MINILM_L6_INT8_PKG, cache_dir=cache).embed(["x"])
+    assert (check.error.message, check.error.hint) == (loading.value.message, loading.value.hint)
+    assert check.error.message.endswith(
+        f"cannot hold its int8 graph: Is a directory ({in_the_way})"
+    )
+    assert check.error.hint and check.error.hint.startswith(f"remove {in_the_way}:")
+    assert not [p.name for p in cache.iterdir() if p.name.startswith(".")]
+    in_the_way.rmdir()
+    load_embedder(MINILM_L6_INT8_PKG, cache_dir=cache).embed(["x"])  # built now
+    assert check_load(MINILM_L6_INT8_PKG, cache_dir=cache, offline=True).error is None
