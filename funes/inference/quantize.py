@@ -138,8 +138,11 @@ def build_graph(spec: ModelSpec, source: Path, cache_dir: Path) -> CachedGraph:
     (builders write the same bytes); a failed build leaves nothing of itself in `cache_dir`. Raises ModelUnavailable when the `onnx` package is
     missing, the graph cannot be quantized, or `cache_dir` cannot hold it (not a directory,
     cannot be created, not writable, no space left or over quota: the message names
-    `cache_dir` and the OS's reason).
+    `cache_dir` and the OS's reason), or `cache_dir` or `source` has a path that is not
+    UTF-8 (onnxruntime cannot open it).
     """
+    if (unopenable := _unopenable(spec, cache_dir, source)) is not None:
+        raise unopenable
     from funes.inference.telemetry import keep_off
 
     keep_off()  # before onnxruntime's first import
@@ -274,6 +277,39 @@ def _cache_unusable(spec: ModelSpec, cache_dir: Path, exc: OSError) -> ModelUnav
     )
 
 
+def _unopenable(
+    spec: ModelSpec, cache_dir: Path, source: Path | None = None
+) -> ModelUnavailable | None:
+    """The error for a model cache (or a source graph, `source`) whose path is not UTF-8:
+    onnxruntime takes paths as UTF-8 text only (its bindings refuse a str holding Python's
+    surrogate escapes for other bytes), so it can neither build the graph there nor load it.
+    None when both paths are UTF-8. The paths are shown with their odd bytes as `\\xNN`."""
+    for path, where in ((cache_dir, "cache"), (source, "source")):
+        if path is None:
+            continue
+        try:
+            str(path).encode("utf-8")
+        except UnicodeEncodeError:
+            shown = os.fsencode(path).decode("utf-8", "backslashreplace")
+            if where == "source":
+                return ModelUnavailable(
+                    f"model {spec.name}: cannot build its int8 graph: onnxruntime cannot open "
+                    f"{shown}: its path is not UTF-8",
+                    hint="install the model's package in a folder whose path is UTF-8 "
+                    "(FUNES_MODEL_PATH; README: Models)",
+                    reason=f"model {spec.name}: cannot build its int8 graph",
+                )
+            return ModelUnavailable(
+                f"model {spec.name}: the model cache {shown} cannot hold its int8 graph: its "
+                "path is not UTF-8, and onnxruntime opens UTF-8 paths only",
+                hint="point FUNES_MODEL_CACHE at a directory whose path is UTF-8 (funes builds "
+                "the graph there once; default `<data>/models`, under FUNES_HOME)",
+                reason=f"model {spec.name}: the model cache (FUNES_MODEL_CACHE) cannot hold its "
+                "int8 graph",
+            )
+    return None
+
+
 def cache_problem(
     spec: ModelSpec, cache_dir: Path, *, stamp_dir: Path | None = None
 ) -> ModelUnavailable | None:
@@ -284,6 +320,8 @@ def cache_problem(
     None when the graph is built there already and matches its manifest's sha256 (hashed
     only when no load verified it at its size and mtime: `stamp_dir`), or it can be built.
     A graph that fails that check is rebuilt by the load, so it needs what a build needs."""
+    if (unopenable := _unopenable(spec, cache_dir)) is not None:
+        return unopenable
     try:
         if (built := cached_graph(spec, cache_dir)) is not None:
             stamps = stamp_dir if stamp_dir is not None and stamp_dir.is_dir() else None

@@ -226,3 +226,25 @@ def test_a_folder_where_a_graph_file_goes_is_named_by_check_and_load_alike(
     in_the_way.rmdir()
     load_embedder(MINILM_L6_INT8_PKG, cache_dir=cache).embed(["x"])  # built now
     assert check_load(MINILM_L6_INT8_PKG, cache_dir=cache, offline=True).error is None
+
+
+@pytest.mark.models
+def test_a_model_cache_whose_path_is_not_utf8_is_named_by_check_and_load_alike(
+    tmp_path: Path,
+) -> None:
+    """onnxruntime opens UTF-8 paths only: a build under such a cache failed with its bindings'
+    TypeError ("incompatible function arguments") while the check said nothing was wrong.
+    Both now say the path is the problem, showing its odd bytes escaped."""
+    cache = Path(os.fsdecode(os.fsencode(tmp_path) + b"/models-\xff"))
+    check = check_load(MINILM_L6_INT8_PKG, cache_dir=cache, offline=True)
+    assert check.error is not None
+    with pytest.raises(ModelUnavailable) as loading:
+        load_embedder(MINILM_L6_INT8_PKG, cache_dir=cache).embed(["x"])
+    assert (check.error.message, check.error.hint) == (loading.value.message, loading.value.hint)
+    assert check.error.message == (
+        f"model all-minilm-l6-v2-int8: the model cache {tmp_path}/models-\\xff cannot hold its "
+        "int8 graph: its path is not UTF-8, and onnxruntime opens UTF-8 paths only"
+    )
+    assert check.error.hint and "FUNES_MODEL_CACHE at a directory whose path is UTF-8" in (
+        check.error.hint
+    )
