@@ -42,8 +42,9 @@ and are as close to the float32 graph's as before (mean 0.991, min 0.980).
 The result is cached as `<name>-<source sha256[:16]>-<QUANTIZATION>.onnx` and `.data` with a
 manifest (`.json`: the source's, the graph's and the weights' sha256, the versions that built
 it); both files are re-hashed against the manifest before use (funes.inference.files.verify
-remembers a verified file by size and mtime). A missing, partial or altered graph is rebuilt. Needs the `onnx` package
-(onnxruntime.quantization reads and writes graphs with it); imported only while building.
+remembers a verified file by size and mtime). A missing, partial or altered graph is rebuilt.
+Needs the `onnx` package (onnxruntime.quantization reads and writes graphs with it);
+imported only while building.
 """
 
 from __future__ import annotations
@@ -135,11 +136,12 @@ def build_graph(spec: ModelSpec, source: Path, cache_dir: Path) -> CachedGraph:
     Returns (path, sha256 of the graph, sha256 of its weights file). Concurrent builders each
     write private temporary files and rename them into place, weights first, manifest last:
     a reader never sees a partial file, and trusts none before the manifest that names both
-    (builders write the same bytes); a failed build leaves nothing of itself in `cache_dir`. Raises ModelUnavailable when the `onnx` package is
-    missing, the graph cannot be quantized, or `cache_dir` cannot hold it (not a directory,
-    cannot be created, not writable, no space left or over quota: the message names
-    `cache_dir` and the OS's reason), or `cache_dir` or `source` has a path that is not
-    UTF-8 (onnxruntime cannot open it).
+    (builders write the same bytes); a failed build leaves nothing of itself in `cache_dir`.
+
+    Raises ModelUnavailable when the `onnx` package is missing, the graph cannot be quantized,
+    `cache_dir` cannot hold it (not a directory, cannot be created, not writable, no space
+    left or over quota: the message names `cache_dir` and the OS's reason), or `cache_dir` or
+    `source` has a path that is not UTF-8 (onnxruntime cannot open it).
     """
     if (unopenable := _unopenable(spec, cache_dir, source)) is not None:
         raise unopenable
