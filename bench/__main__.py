@@ -16,6 +16,9 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def main(argv: list[str] | None = None) -> int:
+    from funes.inference.telemetry import keep_off
+
+    keep_off()  # before any bench module imports onnxruntime, as in every funes process
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument(
         "--quick", action="store_true", help="fewer latency repetitions, 20k instead of 100k chunks"

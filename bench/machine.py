@@ -30,7 +30,7 @@ def _git(repo: Path, *args: str) -> str:
 
 
 def machine_info(repo: Path) -> dict[str, Any]:
-    import onnxruntime
+    from importlib.metadata import version  # not an import of onnxruntime: see bench/__main__
 
     from funes.store import versions
 
@@ -51,7 +51,7 @@ def machine_info(repo: Path) -> dict[str, Any]:
         "load_avg_1m_at_start": round(load, 2),
         "os": f"{platform.system()} {platform.release()}",
         "python": platform.python_version(),
-        "onnxruntime": onnxruntime.__version__,
+        "onnxruntime": version("onnxruntime"),
         **{f"store_{k}": v for k, v in versions().items()},
         "git_commit": commit + ("-dirty" if dirty else ""),
     }

@@ -34,11 +34,14 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     from funes.store.db import versions
 
     lines = [f"funes store: {versions()}"]
-    try:
-        import onnxruntime
+    # its version from the package's metadata: importing onnxruntime here, before any funes
+    # module turned its telemetry off, wrote a device id into the real home
+    # (tests/inference/test_telemetry.py)
+    from importlib.metadata import PackageNotFoundError, version
 
-        lines.append(f"onnxruntime {onnxruntime.__version__}")
-    except ImportError:
+    try:
+        lines.append(f"onnxruntime {version('onnxruntime')}")
+    except PackageNotFoundError:
         lines.append("onnxruntime not installed")
     return lines
 

@@ -64,3 +64,15 @@ def test_loading_a_model_writes_no_telemetry(tmp_path: Path, model_cache: Path) 
     assert any("Microsoft" in p for p in alone), (
         "onnxruntime wrote nothing: the test proves nothing"
     )
+
+
+def test_the_test_harness_writes_no_telemetry(tmp_path: Path) -> None:
+    """pytest run as the README says (one file, its header printed) imports onnxruntime only
+    through funes: its report header used to import it first, into the user's real home."""
+    tests = Path(__file__).resolve().parents[1]
+    left = _left_behind(
+        "import sys, pytest\n"
+        f"sys.exit(pytest.main(['--collect-only', '-p', 'no:cacheprovider', {str(tests / 'inference' / 'test_telemetry.py')!r}]))\n",
+        tmp_path / "user",
+    )
+    assert left == []
