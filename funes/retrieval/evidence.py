@@ -6,7 +6,7 @@ A turn's **evidence** is how well the turn itself supports the query, in [0, 1]:
 
 * lexical: the IDF-weighted share of the query's terms the turn contains (any of its chunks),
   Σ idf(t)·[t in turn] / Σ idf(t) over the query terms, with BM25's IDF
-  ln((N − df + 0.5) / (df + 0.5)) as FTS5 computes it (a term in more than half the chunks
+  ln((N − df + 0.5) / (df + 0.5)) as FTS5 computes it (funes.store.idf, the BM25 leg's own) (a term in more than half the chunks
   weighs ~0; a term the memory never saw weighs most, so a query about something absent
   cannot reach 1). `context_share` of it is measured over the turn together with the turn
   before it (what the turn replies to): (1 − c)·share(turn) + c·share(turn ∪ previous).
@@ -42,7 +42,6 @@ a plateau: ±0.1 around each moves neither set's hit@1 by more than ~2 points.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -51,14 +50,6 @@ from typing import Generic, TypeVar
 K = TypeVar("K", bound=Hashable)
 
 PERIOD_SLACK_DAYS = 7.0
-
-
-def idf(total: int, df: int) -> float:
-    """FTS5's BM25 IDF: ln((N − df + 0.5) / (df + 0.5)), floored at 1e-6 (FTS5's clamp; also
-    for counts read apart that disagree, df > N, where the ratio is not positive)."""
-    ratio = (total - df + 0.5) / (df + 0.5)
-    value = math.log(ratio) if total > 0 and ratio > 0 else 0.0
-    return value if value > 0 else 1e-6
 
 
 @dataclass(slots=True)

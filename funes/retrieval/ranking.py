@@ -19,10 +19,10 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from funes.retrieval.evidence import TurnFacts, Weights, idf, score_turns
+from funes.retrieval.evidence import TurnFacts, Weights, score_turns
 from funes.retrieval.periods import query_periods
 from funes.retrieval.types import Searchable
-from funes.store import Filters, StoredChunk, query_terms, term_presence
+from funes.store import Filters, StoredChunk, idf, query_terms, term_presence
 from funes.traces import parse_ts
 
 TurnKey = tuple[str, int]  # (session_id, seq)

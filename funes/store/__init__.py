@@ -31,6 +31,7 @@ from funes.faces import lazy_face
 from funes.store.lazy import EXPORTS
 
 if TYPE_CHECKING:
+    from funes.store.bm25 import idf
     from funes.store.curation import ReviewSummary, opening_prompts, session_summaries
     from funes.store.db import versions
     from funes.store.export import (
@@ -75,6 +76,7 @@ __all__ = [
     "StoredChunk",
     "UnitRecord",
     "fts_query",
+    "idf",
     "opening_prompts",
     "project_matches",
     "query_terms",

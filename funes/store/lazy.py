@@ -26,6 +26,7 @@ EXPORTS: dict[str, tuple[str, str]] = {
     "SessionSummary": ("listing", "SessionSummary"),
     "DEFAULT_VECTOR_ELEMENT": ("meta", "DEFAULT_VECTOR_ELEMENT"),
     "fts_query": ("queries", "fts_query"),
+    "idf": ("bm25", "idf"),
     "query_terms": ("queries", "query_terms"),
     "Held": ("reconcile", "Held"),
     "BlockRows": ("redaction", "BlockRows"),

@@ -78,7 +78,7 @@ PUBLIC: dict[str, set[str]] = {
     "store": {
         "BlockRows", "CHUNK_COLUMNS", "DEFAULT_VECTOR_ELEMENT", "Filters", "ForgetRule", "Held",
         "NO_FILTERS", "Outbox", "OutboxCounts", "ProjectScope", "ReceiptStatus", "ReviewSummary", "SessionSummary",
-        "Store", "StoreState", "StoreStats", "StoredChunk", "UnitRecord", "fts_query",
+        "Store", "StoreState", "StoreStats", "StoredChunk", "UnitRecord", "fts_query", "idf",
         "opening_prompts", "project_matches", "query_terms", "receipt_forget", "receipt_holds", "receipt_meta",
         "receipt_remote", "receipt_status", "seal", "session_summaries", "term_presence",
         "versions",

@@ -13,10 +13,10 @@ from fakes import BagOfWordsEmbedder
 
 from funes.chunks import chunk_turn
 from funes.retrieval import recall
-from funes.retrieval.evidence import TurnFacts, Weights, idf, score_turns
+from funes.retrieval.evidence import TurnFacts, Weights, score_turns
 from funes.retrieval.periods import query_periods
 from funes.settings import RECALL, Leg
-from funes.store import Store
+from funes.store import Store, idf
 from funes.traces import Block, BlockType, Harness, Role, Turn
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
